@@ -1,0 +1,23 @@
+package main
+
+import (
+	"os"
+
+	"github.com/vetto-dev/vetto-runtime/hooks"
+	"github.com/vetto-dev/vetto-runtime/linux"
+	"github.com/vetto-dev/vetto-runtime/runtime"
+)
+
+// initIfRequested turns this process into a container's init when
+// libcontainer re-executes us as "vetto-runtime init"; it does not return.
+func initIfRequested() {
+	if len(os.Args) > 1 && os.Args[1] == linux.InitArg {
+		linux.Init()
+	}
+}
+
+func newBackend() runtime.Backend {
+	return &linux.Backend{Version: version, Commit: gitCommit}
+}
+
+func namespaceFacts() hooks.NamespaceFacts { return hooks.ProcNamespaces{} }

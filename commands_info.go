@@ -1,0 +1,153 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/vetto-dev/vetto-runtime/runtime"
+)
+
+func stateCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "state",
+		Usage:     "output the state of a container",
+		ArgsUsage: "<container-id>",
+		Description: `The state command outputs the OCI state of a container as JSON, with runc's
+extra fields (rootfs, created, owner) and vetto's own under "vetto".`,
+		Action: func(c *cli.Context) error {
+			if err := args(c, 1, 1); err != nil {
+				return err
+			}
+			r, err := newRuntime(c)
+			if err != nil {
+				return err
+			}
+			st, err := r.State(c.Args().First())
+			if err != nil {
+				return err
+			}
+			return printJSON(c, st)
+		},
+	}
+}
+
+func listCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "list",
+		Usage: "lists containers started by vetto-runtime with the given root",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "table", Usage: `select one of: table or json`},
+			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "display only container IDs"},
+		},
+		Action: func(c *cli.Context) error {
+			if err := args(c, 0, 0); err != nil {
+				return err
+			}
+			format := c.String("format")
+			if format != "table" && format != "json" {
+				return runtime.Errorf(runtime.ErrInvalidInput, "invalid format option %q: want table or json", format)
+			}
+			r, err := newRuntime(c)
+			if err != nil {
+				return err
+			}
+			list, err := r.List()
+			if err != nil {
+				return err
+			}
+			if c.Bool("quiet") {
+				for _, s := range list {
+					fmt.Fprintln(c.App.Writer, s.ID)
+				}
+				return nil
+			}
+			if format == "json" {
+				return json.NewEncoder(c.App.Writer).Encode(list)
+			}
+			w := tabwriter.NewWriter(c.App.Writer, 12, 1, 3, ' ', 0)
+			fmt.Fprint(w, "ID\tPID\tSTATUS\tBUNDLE\tCREATED\tOWNER\n")
+			for _, s := range list {
+				fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%s\t%s\n", s.ID, s.Pid, s.Status, s.Bundle, s.Created.Format(time.RFC3339Nano), s.Owner)
+			}
+			return w.Flush()
+		},
+	}
+}
+
+func specCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "spec",
+		Usage: "create a new specification file",
+		Description: `The spec command writes a starter config.json (runc's default: sh in a rootfs
+directory named "rootfs") into the bundle directory. It refuses to overwrite an
+existing config.json.`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "bundle", Aliases: []string{"b"}, Usage: "path to the root of the bundle directory"},
+			&cli.BoolFlag{Name: "rootless", Usage: "generate a configuration for a rootless container"},
+		},
+		Action: func(c *cli.Context) error {
+			if err := args(c, 0, 0); err != nil {
+				return err
+			}
+			s, err := newBackend().ExampleSpec(c.Bool("rootless"))
+			if err != nil {
+				return err
+			}
+			path := filepath.Join(c.String("bundle"), "config.json")
+			data, err := json.MarshalIndent(s, "", "\t")
+			if err != nil {
+				return err
+			}
+			// O_EXCL: never clobber a bundle's config, not even in a race.
+			f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+			if err != nil {
+				if errors.Is(err, fs.ErrExist) {
+					return runtime.Errorf(runtime.ErrInvalidInput, "file %s exists. Remove it first", path)
+				}
+				return fmt.Errorf("write %s: %w", path, err)
+			}
+			if _, err := f.Write(data); err != nil {
+				f.Close()
+				return fmt.Errorf("write %s: %w", path, err)
+			}
+			return f.Close()
+		},
+	}
+}
+
+func featuresCommand() *cli.Command {
+	return &cli.Command{
+		Name:        "features",
+		Usage:       "show the enabled features",
+		Description: "Show the OCI features document of this build on this host, as JSON.",
+		Action: func(c *cli.Context) error {
+			if err := args(c, 0, 0); err != nil {
+				return err
+			}
+			f, err := newBackend().Features()
+			if err != nil {
+				return err
+			}
+			enc := json.NewEncoder(c.App.Writer)
+			enc.SetIndent("", "    ")
+			return enc.Encode(f)
+		},
+	}
+}
+
+func printJSON(c *cli.Context, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(c.App.Writer, string(data))
+	return err
+}

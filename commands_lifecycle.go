@@ -1,0 +1,162 @@
+package main
+
+import (
+	"github.com/urfave/cli/v2"
+
+	"github.com/vetto-dev/vetto-runtime/runtime"
+)
+
+// createFlags are create's flags; run takes them too.
+func createFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "bundle", Aliases: []string{"b"}, Usage: "path to the root of the bundle directory, defaults to the current directory"},
+		&cli.StringFlag{Name: "console-socket", Usage: "path to an AF_UNIX socket which will receive a file descriptor referencing the master end of the console's pseudoterminal"},
+		&cli.StringFlag{Name: "pid-file", Usage: "specify the file to write the process id to"},
+		&cli.BoolFlag{Name: "no-pivot", Usage: "do not use pivot root to jail process inside rootfs. This should be used whenever the rootfs is on top of a ramdisk"},
+		&cli.BoolFlag{Name: "no-new-keyring", Usage: "do not create a new session keyring for the container. This will cause the container to inherit the calling processes session key"},
+		&cli.IntFlag{Name: "preserve-fds", Usage: "Pass N additional file descriptors to the container (stdio + $LISTEN_FDS + N in total)"},
+	}
+}
+
+func createOptions(c *cli.Context) runtime.CreateOptions {
+	return runtime.CreateOptions{
+		ID:            c.Args().First(),
+		Bundle:        c.String("bundle"),
+		PidFile:       c.String("pid-file"),
+		ConsoleSocket: c.String("console-socket"),
+		PreserveFDs:   c.Int("preserve-fds"),
+		NoPivot:       c.Bool("no-pivot"),
+		NoNewKeyring:  c.Bool("no-new-keyring"),
+		SystemdCgroup: c.Bool("systemd-cgroup"),
+	}
+}
+
+func createCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "create",
+		Usage:     "create a container",
+		ArgsUsage: "<container-id>",
+		Description: `The create command creates an instance of a container for a bundle. The
+bundle is a directory with a specification file named "config.json" and a root
+filesystem. The container's init waits until "start" is called; before that,
+vetto-runtime checks the live init from the host and destroys it on failure.`,
+		Flags: createFlags(),
+		Action: func(c *cli.Context) error {
+			if err := args(c, 1, 1); err != nil {
+				return err
+			}
+			r, err := newRuntime(c)
+			if err != nil {
+				return err
+			}
+			return r.Create(createOptions(c))
+		},
+	}
+}
+
+func startCommand() *cli.Command {
+	return &cli.Command{
+		Name:        "start",
+		Usage:       "executes the user defined process in a created container",
+		ArgsUsage:   "<container-id>",
+		Description: `The start command executes the user defined process in a created container, then runs its poststart hooks; a failing poststart hook stops the container.`,
+		Action: func(c *cli.Context) error {
+			if err := args(c, 1, 1); err != nil {
+				return err
+			}
+			r, err := newRuntime(c)
+			if err != nil {
+				return err
+			}
+			return r.Start(c.Args().First())
+		},
+	}
+}
+
+func runCommand(status *int) *cli.Command {
+	flags := append(createFlags(),
+		&cli.BoolFlag{Name: "detach", Aliases: []string{"d"}, Usage: "detach from the container's process"},
+		&cli.BoolFlag{Name: "keep", Usage: "do not delete the container after it exits"},
+		&cli.BoolFlag{Name: "no-subreaper", Usage: "disable the use of the subreaper used to reap reparented processes"},
+	)
+	return &cli.Command{
+		Name:      "run",
+		Usage:     "create and run a container",
+		ArgsUsage: "<container-id>",
+		Description: `The run command creates and starts a container. In the foreground it forwards
+signals and stdio until the container's process exits, deletes the container
+(unless --keep) and exits with the process's exit status (128+N for a death by
+signal N).`,
+		Flags: flags,
+		Action: func(c *cli.Context) error {
+			if err := args(c, 1, 1); err != nil {
+				return err
+			}
+			r, err := newRuntime(c)
+			if err != nil {
+				return err
+			}
+			code, err := r.Run(runtime.RunOptions{
+				CreateOptions: createOptions(c),
+				Detach:        c.Bool("detach"),
+				Keep:          c.Bool("keep"),
+				NoSubreaper:   c.Bool("no-subreaper"),
+			})
+			if err != nil {
+				return err
+			}
+			*status = code
+			return nil
+		},
+	}
+}
+
+func killCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "kill",
+		Usage:     "kill sends the specified signal (default: SIGTERM) to the container's init process",
+		ArgsUsage: "<container-id> [signal]",
+		Description: `The kill command sends a signal, given by name (KILL, SIGKILL) or number, to
+the container's init process; with --all, to every process in the container.`,
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "all", Aliases: []string{"a"}, Usage: "send the specified signal to all processes inside the container"},
+		},
+		Action: func(c *cli.Context) error {
+			if err := args(c, 1, 2); err != nil {
+				return err
+			}
+			r, err := newRuntime(c)
+			if err != nil {
+				return err
+			}
+			sig := c.Args().Get(1)
+			if sig == "" {
+				sig = "SIGTERM"
+			}
+			return r.Kill(c.Args().First(), sig, c.Bool("all"))
+		},
+	}
+}
+
+func deleteCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "delete",
+		Usage:     "delete any resources held by the container often used with detached container",
+		ArgsUsage: "<container-id>",
+		Description: `The delete command removes a stopped (or created) container and everything it
+holds, then runs its poststop hooks. With --force it kills a running one first.`,
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "Forcibly deletes the container if it is still running (uses SIGKILL)"},
+		},
+		Action: func(c *cli.Context) error {
+			if err := args(c, 1, 1); err != nil {
+				return err
+			}
+			r, err := newRuntime(c)
+			if err != nil {
+				return err
+			}
+			return r.Delete(c.Args().First(), c.Bool("force"))
+		},
+	}
+}

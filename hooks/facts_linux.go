@@ -1,0 +1,55 @@
+package hooks
+
+import (
+	"fmt"
+	goruntime "runtime"
+	"strconv"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+	"golang.org/x/sys/unix"
+)
+
+// procNames maps OCI namespace types to their /proc/<pid>/ns entries.
+var procNames = map[specs.LinuxNamespaceType]string{
+	specs.PIDNamespace: "pid", specs.NetworkNamespace: "net", specs.MountNamespace: "mnt",
+	specs.IPCNamespace: "ipc", specs.UTSNamespace: "uts", specs.UserNamespace: "user",
+	specs.CgroupNamespace: "cgroup", specs.TimeNamespace: "time",
+}
+
+// ProcNamespaces reads namespace facts from the host's /proc.
+type ProcNamespaces struct{}
+
+func (ProcNamespaces) Of(pid int, t specs.LinuxNamespaceType) (NamespaceID, error) {
+	name, ok := procNames[t]
+	if !ok {
+		return NamespaceID{}, fmt.Errorf("unknown namespace type %q", t)
+	}
+	return statNS("/proc/" + strconv.Itoa(pid) + "/ns/" + name)
+}
+
+// Host reads the namespace of the thread we run on, not /proc/<our pid>:
+// the latter shows the main thread, and libcontainer joins the container's
+// mount namespace from a locked goroutine it lets exit, which — when it ran
+// on the main thread — Go parks there for good. /proc/<pid>/ns/mnt then
+// names the *container's* namespace and a "differs from host" check would
+// compare the container with itself. Locked to this thread, nothing else
+// can have moved it.
+func (ProcNamespaces) Host(t specs.LinuxNamespaceType) (NamespaceID, error) {
+	name, ok := procNames[t]
+	if !ok {
+		return NamespaceID{}, fmt.Errorf("unknown namespace type %q", t)
+	}
+	goruntime.LockOSThread()
+	defer goruntime.UnlockOSThread()
+	return statNS("/proc/thread-self/ns/" + name)
+}
+
+func (ProcNamespaces) Path(path string) (NamespaceID, error) { return statNS(path) }
+
+func statNS(path string) (NamespaceID, error) {
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil {
+		return NamespaceID{}, fmt.Errorf("stat %s: %w", path, err)
+	}
+	return NamespaceID{Dev: uint64(st.Dev), Ino: st.Ino}, nil //nolint:unconvert // Dev is uint32 on some arches
+}

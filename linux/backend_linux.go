@@ -1,0 +1,211 @@
+package linux
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/opencontainers/runc/libcontainer"
+	"github.com/opencontainers/runc/libcontainer/configs"
+	"github.com/opencontainers/runc/libcontainer/specconv"
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+	"github.com/sirupsen/logrus"
+	"golang.org/x/sys/unix"
+
+	"github.com/vetto-dev/vetto-runtime/runtime"
+)
+
+// Backend is the Linux backend.
+type Backend struct {
+	// Version and Commit go into the features document's annotations.
+	Version, Commit string
+}
+
+var _ runtime.Backend = (*Backend)(nil)
+
+func (*Backend) Name() string { return "linux" }
+
+func (*Backend) ParseSignal(s string) (syscall.Signal, error) { return ParseSignal(s) }
+
+// Load opens the container libcontainer keeps in dir/<id>.
+func (*Backend) Load(dir, id string) (runtime.Container, error) {
+	lc, err := libcontainer.Load(dir, id)
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	return &container{lc: lc}, nil
+}
+
+// Create builds the container with libcontainer and starts its init, which
+// then blocks on the exec fifo until Start.
+func (b *Backend) Create(req *runtime.CreateRequest) (_ runtime.Container, _ runtime.Foreground, retErr error) {
+	config, err := b.libcontainerConfig(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	lc, err := libcontainer.Create(req.Dir, req.ID, config)
+	if err != nil {
+		return nil, nil, mapErr(err)
+	}
+	c := &container{lc: lc}
+	defer func() {
+		if retErr != nil {
+			if err := c.Destroy(); err != nil {
+				logrus.Warnf("clean up failed create of %q: %v", req.ID, err)
+			}
+		}
+	}()
+
+	proc, err := newProcess(req.Spec.Process)
+	if err != nil {
+		return nil, nil, err
+	}
+	proc.Init = true
+	proc.LogLevel = strconv.Itoa(int(logrus.GetLevel()))
+	for i := 0; i < req.PreserveFDs; i++ {
+		fd := 3 + i
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err != nil {
+			return nil, nil, runtime.Errorf(runtime.ErrInvalidInput, "--preserve-fds=%d: fd %d is not open", req.PreserveFDs, fd)
+		}
+		proc.ExtraFiles = append(proc.ExtraFiles, os.NewFile(uintptr(fd), "preserved-fd-"+strconv.Itoa(fd)))
+	}
+	rootUID, err := config.HostRootUID()
+	if err != nil {
+		return nil, nil, err
+	}
+	rootGID, err := config.HostRootGID()
+	if err != nil {
+		return nil, nil, err
+	}
+	io, err := setupStdio(proc, req.Spec.Process.Terminal, req.Foreground, req.ConsoleSocket, rootUID, rootGID)
+	if err != nil {
+		return nil, nil, err
+	}
+	var fg *foreground
+	if req.Foreground {
+		fg = newForeground(proc, io, !req.NoSubreaper)
+	}
+	defer func() {
+		if retErr != nil {
+			if fg != nil {
+				fg.Close()
+			} else {
+				io.close()
+			}
+		}
+	}()
+	if err := lc.Start(proc); err != nil {
+		return nil, nil, mapErr(err)
+	}
+	c.proc = proc
+	if err := io.waitConsole(); err != nil {
+		_ = proc.Signal(unix.SIGKILL)
+		return nil, nil, err
+	}
+	io.closePostStart()
+	if fg == nil {
+		// Detached: our copies of the container's stdio are not needed.
+		io.close()
+		return c, nil, nil
+	}
+	return c, fg, nil
+}
+
+// libcontainerConfig converts the effective spec. The core runs poststart
+// and poststop itself (libcontainer would run poststart inside create, which
+// the OCI spec forbids), so those hooks are left out here.
+func (b *Backend) libcontainerConfig(req *runtime.CreateRequest) (*configs.Config, error) {
+	sp := *req.Spec
+	if sp.Hooks != nil {
+		h := *sp.Hooks
+		h.Poststart, h.Poststop = nil, nil
+		sp.Hooks = &h
+	}
+	rootless := os.Geteuid() != 0
+	config, err := specconv.CreateLibcontainerConfig(&specconv.CreateOpts{
+		CgroupName:       req.ID,
+		UseSystemdCgroup: req.SystemdCgroup,
+		NoPivotRoot:      req.NoPivot,
+		NoNewKeyring:     req.NoNewKeyring,
+		Spec:             &sp,
+		RootlessEUID:     rootless,
+		RootlessCgroups:  rootless,
+	})
+	if err != nil {
+		return nil, runtime.Errorf(runtime.ErrInvalidInput, "convert spec: %w", err)
+	}
+	// specconv takes the bundle from the working directory (runc chdirs
+	// into it); we do not, so set the label it derives the OCI state's
+	// "bundle" from.
+	for i, l := range config.Labels {
+		if strings.HasPrefix(l, "bundle=") {
+			config.Labels[i] = "bundle=" + req.Bundle
+		}
+	}
+	return config, nil
+}
+
+// newProcess converts the spec's process for libcontainer.
+func newProcess(p *specs.Process) (*libcontainer.Process, error) {
+	nnp := p.NoNewPrivileges
+	lp := &libcontainer.Process{
+		Args:            p.Args,
+		Env:             p.Env,
+		UID:             int(p.User.UID),
+		GID:             int(p.User.GID),
+		Cwd:             p.Cwd,
+		Label:           p.SelinuxLabel,
+		NoNewPrivileges: &nnp,
+		AppArmorProfile: p.ApparmorProfile,
+		Scheduler:       p.Scheduler,
+		IOPriority:      p.IOPriority,
+	}
+	if p.ConsoleSize != nil {
+		lp.ConsoleWidth = uint16(p.ConsoleSize.Width)
+		lp.ConsoleHeight = uint16(p.ConsoleSize.Height)
+	}
+	if p.Capabilities != nil {
+		lp.Capabilities = &configs.Capabilities{
+			Bounding:    p.Capabilities.Bounding,
+			Effective:   p.Capabilities.Effective,
+			Inheritable: p.Capabilities.Inheritable,
+			Permitted:   p.Capabilities.Permitted,
+			Ambient:     p.Capabilities.Ambient,
+		}
+	}
+	for _, g := range p.User.AdditionalGids {
+		lp.AdditionalGroups = append(lp.AdditionalGroups, int(g))
+	}
+	for _, rl := range p.Rlimits {
+		t, ok := rlimits[rl.Type]
+		if !ok {
+			return nil, runtime.Errorf(runtime.ErrInvalidInput, "process.rlimits: unknown type %q", rl.Type)
+		}
+		lp.Rlimits = append(lp.Rlimits, configs.Rlimit{Type: t, Hard: rl.Hard, Soft: rl.Soft})
+	}
+	aff, err := configs.ConvertCPUAffinity(p.ExecCPUAffinity)
+	if err != nil {
+		return nil, runtime.Errorf(runtime.ErrInvalidInput, "process.execCPUAffinity: %w", err)
+	}
+	lp.CPUAffinity = aff
+	return lp, nil
+}
+
+var rlimits = map[string]int{
+	"RLIMIT_CPU": unix.RLIMIT_CPU, "RLIMIT_FSIZE": unix.RLIMIT_FSIZE, "RLIMIT_DATA": unix.RLIMIT_DATA,
+	"RLIMIT_STACK": unix.RLIMIT_STACK, "RLIMIT_CORE": unix.RLIMIT_CORE, "RLIMIT_RSS": unix.RLIMIT_RSS,
+	"RLIMIT_NPROC": unix.RLIMIT_NPROC, "RLIMIT_NOFILE": unix.RLIMIT_NOFILE, "RLIMIT_MEMLOCK": unix.RLIMIT_MEMLOCK,
+	"RLIMIT_AS": unix.RLIMIT_AS, "RLIMIT_LOCKS": unix.RLIMIT_LOCKS, "RLIMIT_SIGPENDING": unix.RLIMIT_SIGPENDING,
+	"RLIMIT_MSGQUEUE": unix.RLIMIT_MSGQUEUE, "RLIMIT_NICE": unix.RLIMIT_NICE, "RLIMIT_RTPRIO": unix.RLIMIT_RTPRIO,
+	"RLIMIT_RTTIME": unix.RLIMIT_RTTIME,
+}
+
+// ExampleSpec is runc's default spec, made rootless on request.
+func (*Backend) ExampleSpec(rootless bool) (*specs.Spec, error) {
+	s := specconv.Example()
+	if rootless {
+		specconv.ToRootless(s)
+	}
+	return s, nil
+}

@@ -1,0 +1,92 @@
+package linux
+
+import (
+	"os"
+	"os/signal"
+
+	"github.com/opencontainers/runc/libcontainer"
+	"github.com/opencontainers/runc/libcontainer/utils"
+	"github.com/sirupsen/logrus"
+	"golang.org/x/sys/unix"
+)
+
+// signalBuffer is large so that a burst of signals is not lost while we
+// are busy reaping.
+const signalBuffer = 2048
+
+// foreground is `run` without --detach: we are the container init's parent
+// and stay until it exits.
+type foreground struct {
+	proc    *libcontainer.Process
+	io      *stdio
+	signals chan os.Signal
+	waited  bool
+}
+
+// newForeground registers for every signal before the container starts, so
+// neither the init's SIGCHLD nor a user's ^C can slip past, and makes us a
+// child subreaper so orphans inside a shared-pid container are reaped here.
+func newForeground(proc *libcontainer.Process, io *stdio, subreaper bool) *foreground {
+	if subreaper {
+		if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+			logrus.Warnf("set child subreaper: %v", err)
+		}
+	}
+	f := &foreground{proc: proc, io: io, signals: make(chan os.Signal, signalBuffer)}
+	signal.Notify(f.signals)
+	return f
+}
+
+// Wait forwards signals to the init until it exits and returns its status.
+func (f *foreground) Wait() (int, error) {
+	pid1, err := f.proc.Pid()
+	if err != nil {
+		return -1, err
+	}
+	f.io.resize()
+	for s := range f.signals {
+		switch s {
+		case unix.SIGWINCH:
+			f.io.resize()
+		case unix.SIGCHLD:
+			for _, e := range reap() {
+				if e.pid == pid1 {
+					// Wait on the process too: it finishes the
+					// copying of its stdio before returning.
+					_, _ = f.proc.Wait()
+					f.waited = true
+					return e.status, nil
+				}
+			}
+		case unix.SIGURG:
+			// The Go runtime's preemption signal, never the user's.
+		default:
+			logrus.Debugf("forwarding signal %v to %d", s, pid1)
+			if err := f.proc.Signal(s); err != nil {
+				logrus.Debugf("forward signal %v: %v", s, err)
+			}
+		}
+	}
+	return -1, nil
+}
+
+type exit struct{ pid, status int }
+
+// reap collects every child that has exited, so none stays a zombie.
+func reap() []exit {
+	var out []exit
+	for {
+		var ws unix.WaitStatus
+		pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
+		if err != nil || pid <= 0 {
+			return out
+		}
+		out = append(out, exit{pid: pid, status: utils.ExitStatus(ws)})
+	}
+}
+
+// Close stops signal forwarding and releases stdio.
+func (f *foreground) Close() {
+	signal.Stop(f.signals)
+	f.io.close()
+}

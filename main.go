@@ -1,0 +1,166 @@
+// vetto-runtime is a fail-closed, OCI-compatible container runtime and a
+// drop-in for runc. This file wires the CLI to the core: flags in, runtime
+// calls, exit code out. It is the only place that calls os.Exit.
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+	"github.com/sirupsen/logrus"
+	"github.com/urfave/cli/v2"
+
+	"github.com/vetto-dev/vetto-runtime/runtime"
+)
+
+// Set with -ldflags "-X main.version=… -X main.gitCommit=…".
+var (
+	version   = "0.1.0-dev"
+	gitCommit = ""
+)
+
+const usage = `fail-closed OCI container runtime
+
+vetto-runtime runs OCI bundles like runc, and refuses to launch a container
+whose requested boundaries it cannot establish. It is a drop-in for runc:
+containerd (ctr run --runc-binary, RuntimeClass), podman --runtime, or
+directly:
+
+    # vetto-runtime run [-b bundle] <container-id>`
+
+func main() {
+	initIfRequested()
+	os.Exit(run(os.Args))
+}
+
+func run(args []string) int {
+	status := 0
+	app := newApp(&status)
+	if err := app.Run(args); err != nil {
+		reportError(err)
+		return runtime.ExitCode(err)
+	}
+	return status
+}
+
+func newApp(status *int) *cli.App {
+	cli.VersionPrinter = func(c *cli.Context) {
+		w := c.App.Writer
+		fmt.Fprintln(w, "vetto-runtime version", c.App.Version)
+		if gitCommit != "" {
+			fmt.Fprintln(w, "commit:", gitCommit)
+		} else {
+			fmt.Fprintln(w, "commit: unknown")
+		}
+		fmt.Fprintln(w, "spec:", specs.Version)
+	}
+	app := &cli.App{
+		Name:                 "vetto-runtime",
+		Usage:                usage,
+		Version:              version,
+		EnableBashCompletion: false,
+		// Errors go through reportError and the exit-code table, once.
+		ExitErrHandler: func(*cli.Context, error) {},
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "debug", Usage: "enable debug logging"},
+			&cli.StringFlag{Name: "log", Usage: "set the log file to write logs to (default is '/dev/stderr')"},
+			&cli.StringFlag{Name: "log-format", Value: "text", Usage: "set the log format ('text' (default), or 'json')"},
+			&cli.StringFlag{Name: "root", Value: defaultRoot(), Usage: "root directory for storage of container state (this should be located in tmpfs)"},
+			&cli.BoolFlag{Name: "systemd-cgroup", Usage: "enable systemd cgroup support, expects cgroupsPath to be of form \"slice:prefix:name\" for e.g. \"system.slice:vetto:434234\"; fails if systemd is not running"},
+		},
+		Before: configureLogging,
+		Commands: []*cli.Command{
+			createCommand(),
+			startCommand(),
+			runCommand(status),
+			stateCommand(),
+			killCommand(),
+			deleteCommand(),
+			listCommand(),
+			specCommand(),
+			featuresCommand(),
+		},
+	}
+	return app
+}
+
+// defaultRoot is /run/vetto-runtime, or $XDG_RUNTIME_DIR/vetto-runtime when
+// not root (podman never passes --root for a rootless user).
+func defaultRoot() string {
+	if os.Geteuid() != 0 {
+		if xdg := os.Getenv("XDG_RUNTIME_DIR"); xdg != "" {
+			return filepath.Join(xdg, "vetto-runtime")
+		}
+	}
+	return "/run/vetto-runtime"
+}
+
+func configureLogging(c *cli.Context) error {
+	if c.Bool("debug") {
+		logrus.SetLevel(logrus.DebugLevel)
+	}
+	switch f := c.String("log-format"); f {
+	case "", "text":
+	case "json":
+		logrus.SetFormatter(new(logrus.JSONFormatter))
+	default:
+		return runtime.Errorf(runtime.ErrInvalidInput, "invalid --log-format %q: want text or json", f)
+	}
+	if path := c.String("log"); path != "" {
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND|os.O_SYNC, 0o644)
+		if err != nil {
+			return fmt.Errorf("open log file: %w", err)
+		}
+		logrus.SetOutput(f)
+	}
+	return nil
+}
+
+// reportError writes the one error line: to the log (which podman and
+// containerd read as a single JSON object with --log-format json) and, if
+// the log is a file, to stderr too for a human at a terminal.
+func reportError(err error) {
+	logrus.Error(err)
+	if !logToStderr() {
+		fmt.Fprintln(os.Stderr, "vetto-runtime:", err)
+	}
+}
+
+func logToStderr() bool {
+	f, ok := logrus.StandardLogger().Out.(*os.File)
+	return ok && f.Fd() == os.Stderr.Fd()
+}
+
+// newRuntime builds the core from the global flags.
+func newRuntime(c *cli.Context) (*runtime.Runtime, error) {
+	root := c.String("root")
+	abs, err := filepath.Abs(root)
+	if err != nil || root == "" {
+		return nil, runtime.Errorf(runtime.ErrInvalidInput, "--root %q", root)
+	}
+	if abs == "/" {
+		return nil, runtime.Errorf(runtime.ErrInvalidInput, "--root must not be /")
+	}
+	return runtime.New(abs, newBackend(), namespaceFacts(), logrus.Warnf)
+}
+
+// args checks the number of positional arguments the way runc does.
+func args(c *cli.Context, min, max int) error {
+	n := c.NArg()
+	if n < min || n > max {
+		var want string
+		switch {
+		case min == max:
+			want = fmt.Sprintf("exactly %d", min)
+		case n < min:
+			want = fmt.Sprintf("a minimum of %d", min)
+		default:
+			want = fmt.Sprintf("a maximum of %d", max)
+		}
+		_ = cli.ShowCommandHelp(c, c.Command.Name)
+		return runtime.Errorf(runtime.ErrInvalidInput, "%q requires %s argument(s)", c.Command.Name, want)
+	}
+	return nil
+}

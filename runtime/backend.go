@@ -1,0 +1,91 @@
+package runtime
+
+import (
+	"syscall"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+	"github.com/opencontainers/runtime-spec/specs-go/features"
+)
+
+// Status is the OCI status of a container as the backend sees it live.
+type Status string
+
+const (
+	StatusCreating Status = "creating"
+	StatusCreated  Status = "created"
+	StatusRunning  Status = "running"
+	StatusPaused   Status = "paused"
+	StatusStopped  Status = "stopped"
+)
+
+// Backend runs containers on one platform. The core owns ids, locks, the
+// vetto state and the poststart/poststop hooks; the backend owns everything
+// that touches the kernel. A backend runs the prestart, createRuntime,
+// createContainer and startContainer hooks itself, at the points the OCI
+// spec sets, and must not run poststart or poststop: the core does, after
+// Start and after Destroy, where the spec puts them.
+type Backend interface {
+	// Name names the backend in state and logs ("linux").
+	Name() string
+	// Create builds the container: when it returns, the init process
+	// exists and waits for Start, and the pid file may be written. For a
+	// foreground request it also returns the Foreground handle.
+	Create(req *CreateRequest) (Container, Foreground, error)
+	// Load opens the container whose state is in dir.
+	Load(dir, id string) (Container, error)
+	// ParseSignal turns a name ("KILL", "SIGKILL") or number into a signal.
+	ParseSignal(s string) (syscall.Signal, error)
+	// ExampleSpec is the default config.json that `spec` writes.
+	ExampleSpec(rootless bool) (*specs.Spec, error)
+	// Features is the OCI features document of this build on this host.
+	Features() (*features.Features, error)
+}
+
+// CreateRequest is everything the backend needs to build one container.
+type CreateRequest struct {
+	ID     string
+	Dir    string // the backend's own state directory; does not exist yet
+	Bundle string // absolute
+	// Spec is the effective spec: validated, with bundle-relative paths
+	// resolved. The backend must not change what it means.
+	Spec *specs.Spec
+
+	ConsoleSocket string // unix socket to send the pty master to
+	PreserveFDs   int    // pass fds 3..3+n-1 to the container
+	NoPivot       bool
+	NoNewKeyring  bool
+	SystemdCgroup bool
+
+	// Foreground: the caller waits for the container (run without
+	// --detach): stdio goes through pipes or a new pty bridged to the
+	// caller's terminal, and signals are forwarded.
+	Foreground  bool
+	NoSubreaper bool
+}
+
+// Container is one container as the backend knows it.
+type Container interface {
+	ID() string
+	Status() (Status, error)
+	// InitPid is the host pid of the init process, 0 if there is none.
+	InitPid() int
+	// OCIState is the state the OCI spec hands to hooks.
+	OCIState() (*specs.State, error)
+	// Start lets the waiting init exec the user process.
+	Start() error
+	// Signal sends sig to the init, or with all to every process of the
+	// container. A container with no live init gives ErrNotRunning.
+	Signal(sig syscall.Signal, all bool) error
+	// Destroy removes everything the container holds (processes must be
+	// gone) and its backend state.
+	Destroy() error
+}
+
+// Foreground is the caller's handle on a container it waits for.
+type Foreground interface {
+	// Wait forwards signals to the init until it exits and returns its
+	// exit status; a death by signal n is 128+n, as a shell reports it.
+	Wait() (int, error)
+	// Close releases stdio and restores the caller's terminal.
+	Close()
+}

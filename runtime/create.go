@@ -1,0 +1,262 @@
+package runtime
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/vetto-dev/vetto-runtime/hooks"
+	"github.com/vetto-dev/vetto-runtime/spec"
+)
+
+// CreateOptions are create's inputs (and run's, which creates first).
+type CreateOptions struct {
+	ID            string
+	Bundle        string
+	PidFile       string
+	ConsoleSocket string
+	PreserveFDs   int
+	NoPivot       bool
+	NoNewKeyring  bool
+	SystemdCgroup bool
+
+	// detach is false only for run in the foreground.
+	foreground  bool
+	noSubreaper bool
+}
+
+// DefaultCgroupParent is the cgroup under which containers whose spec sets
+// no cgroupsPath are placed (cgroupfs driver).
+const DefaultCgroupParent = "/vetto-runtime"
+
+// created is a container that create built and left locked.
+type created struct {
+	lock *lock
+	rec  *Record
+	c    Container
+	fg   Foreground
+	spec *specFile
+}
+
+// Create builds the container and leaves its init waiting for start. On any
+// failure nothing is left behind: no process, cgroup, or state directory.
+func (r *Runtime) Create(opts CreateOptions) error {
+	if err := checkPidFileDir(opts.PidFile); err != nil {
+		return fmt.Errorf("create %q: %w", opts.ID, err)
+	}
+	cr, err := r.create(opts)
+	if err != nil {
+		return err
+	}
+	defer cr.lock.unlock()
+	if opts.PidFile != "" {
+		if err := writePidFile(opts.PidFile, cr.c.InitPid()); err != nil {
+			r.abandonLocked(cr)
+			return fmt.Errorf("create %q: %w", opts.ID, err)
+		}
+	}
+	return nil
+}
+
+func (r *Runtime) create(opts CreateOptions) (_ *created, retErr error) {
+	if err := ValidateID(opts.ID); err != nil {
+		return nil, err
+	}
+	bundle, s, err := loadBundle(opts.Bundle)
+	if err != nil {
+		return nil, fmt.Errorf("create %q: %w", opts.ID, err)
+	}
+	if err := checkTerminal(s.Process.Terminal, opts); err != nil {
+		return nil, fmt.Errorf("create %q: %w", opts.ID, err)
+	}
+	if opts.PreserveFDs < 0 {
+		return nil, Errorf(ErrInvalidInput, "create %q: --preserve-fds must not be negative", opts.ID)
+	}
+	effective, err := spec.Resolve(s, bundle)
+	if err != nil {
+		return nil, fmt.Errorf("create %q: %w", opts.ID, err)
+	}
+	if effective.Linux != nil && effective.Linux.CgroupsPath == "" && !opts.SystemdCgroup {
+		// Group our containers under one parent so that what we leave
+		// behind is easy to see; runc would use /<id> at the top.
+		effective.Linux.CgroupsPath = DefaultCgroupParent + "/" + opts.ID
+	}
+	if err := checkRootfs(effective.Root.Path); err != nil {
+		return nil, fmt.Errorf("create %q: %w", opts.ID, err)
+	}
+
+	l, err := r.Store.createDirLocked(opts.ID)
+	if err != nil {
+		return nil, err
+	}
+	cr := &created{lock: l}
+	defer func() {
+		if retErr != nil {
+			r.abandonLocked(cr)
+		}
+	}()
+	cr.rec = &Record{
+		ID:          opts.ID,
+		Bundle:      bundle,
+		Rootfs:      effective.Root.Path,
+		Created:     time.Now().UTC(),
+		Owner:       currentOwner(),
+		Backend:     r.Backend.Name(),
+		State:       StateRequested,
+		Annotations: effective.Annotations,
+	}
+	if err := r.Store.writeRecordLocked(cr.rec); err != nil {
+		return nil, fmt.Errorf("create %q: %w", opts.ID, err)
+	}
+	if err := r.Store.moveLocked(cr.rec, StateValidated, ""); err != nil {
+		return nil, err
+	}
+	cr.spec, err = r.Store.freezeSpecLocked(opts.ID, effective)
+	if err != nil {
+		return nil, fmt.Errorf("create %q: %w", opts.ID, err)
+	}
+	if err := r.Store.moveLocked(cr.rec, StateCompiled, ""); err != nil {
+		return nil, err
+	}
+
+	c, fg, err := r.Backend.Create(&CreateRequest{
+		ID:            opts.ID,
+		Dir:           r.Store.BackendDir(opts.ID),
+		Bundle:        bundle,
+		Spec:          cr.spec.spec,
+		ConsoleSocket: opts.ConsoleSocket,
+		PreserveFDs:   opts.PreserveFDs,
+		NoPivot:       opts.NoPivot,
+		NoNewKeyring:  opts.NoNewKeyring,
+		SystemdCgroup: opts.SystemdCgroup,
+		Foreground:    opts.foreground,
+		NoSubreaper:   opts.noSubreaper,
+	})
+	if err != nil {
+		_ = r.Store.moveLocked(cr.rec, StateSpawnFailed, err.Error())
+		return nil, fmt.Errorf("create %q: %w", opts.ID, err)
+	}
+	cr.c, cr.fg = c, fg
+	if err := r.Store.moveLocked(cr.rec, StateConstructed, ""); err != nil {
+		return nil, err
+	}
+	if err := r.verifyPreLaunchLocked(cr); err != nil {
+		return nil, fmt.Errorf("create %q: %w", opts.ID, err)
+	}
+	return cr, nil
+}
+
+// verifyPreLaunchLocked judges the live init from host facts before it may
+// exec the user's process, and moves the container to Launchable.
+func (r *Runtime) verifyPreLaunchLocked(cr *created) error {
+	if r.Namespaces != nil && cr.spec.spec.Linux != nil {
+		pid := cr.c.InitPid()
+		results := hooks.CheckNamespaces(pid, cr.spec.spec.Linux.Namespaces, r.Namespaces)
+		if bad := hooks.Failed(results); bad != "" {
+			_ = r.Store.moveLocked(cr.rec, StatePreLaunchFailed, bad)
+			return Errorf(ErrPreLaunchFailed, "init pid %d: %s", pid, bad)
+		}
+	}
+	if err := r.Store.moveLocked(cr.rec, StateVerified, ""); err != nil {
+		return err
+	}
+	return r.Store.moveLocked(cr.rec, StateLaunchable, "")
+}
+
+// abandonLocked undoes a create that failed part-way: kill and destroy what
+// the backend built, remove the state directory, release the lock.
+func (r *Runtime) abandonLocked(cr *created) {
+	if cr.fg != nil {
+		cr.fg.Close()
+	}
+	if cr.c != nil {
+		if err := killAndDestroy(cr.c); err != nil {
+			r.Warnf("clean up failed create of %q: %v", cr.rec.ID, err)
+		}
+	}
+	if cr.rec != nil {
+		if err := r.Store.removeLocked(cr.rec.ID); err != nil {
+			r.Warnf("%v", err)
+		}
+	} else if cr.lock != nil && cr.lock.f != nil {
+		_ = os.RemoveAll(cr.lock.f.Name())
+	}
+	cr.lock.unlock()
+}
+
+// loadBundle reads and validates bundle/config.json.
+func loadBundle(bundle string) (string, *specs.Spec, error) {
+	if bundle == "" {
+		bundle = "."
+	}
+	abs, err := filepath.Abs(bundle)
+	if err != nil {
+		return "", nil, fmt.Errorf("bundle %q: %w", bundle, err)
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return "", nil, Errorf(ErrInvalidInput, "bundle %s: %w", abs, err)
+	}
+	if !fi.IsDir() {
+		return "", nil, Errorf(ErrInvalidInput, "bundle %s: not a directory", abs)
+	}
+	data, err := os.ReadFile(filepath.Join(abs, spec.ConfigFile))
+	if err != nil {
+		return "", nil, Errorf(ErrInvalidInput, "bundle %s: %w", abs, err)
+	}
+	s, err := spec.Parse(data)
+	if err != nil {
+		return "", nil, Errorf(ErrInvalidInput, "bundle %s: %w", abs, err)
+	}
+	if err := spec.Validate(s); err != nil {
+		return "", nil, Errorf(ErrInvalidInput, "bundle %s: %w", abs, err)
+	}
+	return abs, s, nil
+}
+
+func checkRootfs(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return Errorf(ErrInvalidInput, "root.path %s: rootfs does not exist", path)
+		}
+		return fmt.Errorf("root.path %s: %w", path, err)
+	}
+	if !fi.IsDir() {
+		return Errorf(ErrInvalidInput, "root.path %s: not a directory", path)
+	}
+	return nil
+}
+
+// checkTerminal applies runc's rules for where a terminal can go.
+func checkTerminal(terminal bool, opts CreateOptions) error {
+	detach := !opts.foreground
+	if detach && terminal && opts.ConsoleSocket == "" {
+		return Errorf(ErrInvalidInput, "cannot allocate tty if vetto-runtime will detach without setting console socket")
+	}
+	if (!detach || !terminal) && opts.ConsoleSocket != "" {
+		return Errorf(ErrInvalidInput, "cannot use console socket if vetto-runtime will not detach or allocate tty")
+	}
+	return nil
+}
+
+func currentOwner() string {
+	uid := os.Geteuid()
+	if u, err := user.LookupId(strconv.Itoa(uid)); err == nil {
+		return u.Username
+	}
+	if uid < 0 { // Windows
+		if u, err := user.Current(); err == nil {
+			return u.Username
+		}
+		return ""
+	}
+	return "#" + strconv.Itoa(uid)
+}

@@ -1,0 +1,82 @@
+package runtime
+
+import (
+	"errors"
+	"fmt"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/vetto-dev/vetto-runtime/hooks"
+)
+
+// Delete removes a stopped container, or with force any container after
+// killing it. The poststop hooks run after the container's resources are
+// gone and before Delete returns; per the spec their failure is a warning.
+func (r *Runtime) Delete(id string, force bool) error {
+	l, err := r.Store.lockContainer(id)
+	if err != nil {
+		return err
+	}
+	defer l.unlock()
+	rec, err := r.Store.readRecord(id)
+	if err != nil {
+		if errors.Is(err, ErrNotExist) {
+			// A create that died before its first record: nothing of the
+			// backend's can exist yet (the record is written first).
+			_ = r.Store.removeLocked(id)
+		}
+		return err
+	}
+	c, err := r.Backend.Load(r.Store.BackendDir(id), id)
+	if err != nil && !errors.Is(err, ErrNotExist) {
+		if !force {
+			return fmt.Errorf("delete %q: %w", id, err)
+		}
+		r.Warnf("delete %q: backend state unreadable, removing vetto state only: %v", id, err)
+		c = nil
+	}
+	return r.deleteLocked(rec, c, force)
+}
+
+func (r *Runtime) deleteLocked(rec *Record, c Container, force bool) error {
+	var st *specs.State
+	if c != nil {
+		status, err := c.Status()
+		if err != nil {
+			return fmt.Errorf("delete %q: %w", rec.ID, err)
+		}
+		switch {
+		case status == StatusStopped:
+		case status == StatusCreated || force:
+			// runc deletes a created container without --force too: its
+			// user process never ran.
+		default:
+			return Errorf(ErrWrongState, "cannot delete container %s that is not stopped: %s", rec.ID, status)
+		}
+		st, _ = c.OCIState()
+		if rec.State != StateTerminating && Transition(rec.State, StateTerminating) == nil {
+			_ = r.Store.moveLocked(rec, StateTerminating, "")
+		}
+		if err := killAndDestroy(c); err != nil {
+			return fmt.Errorf("delete %q: %w", rec.ID, err)
+		}
+	}
+	sp, specErr := r.Store.readSpec(rec.ID)
+	if err := r.Store.removeLocked(rec.ID); err != nil {
+		return fmt.Errorf("delete %q: %w", rec.ID, err)
+	}
+	// Poststop only for a container that was built: "The poststop hooks
+	// MUST be called after the container is deleted but before the delete
+	// operation returns", and "the runtime MUST log a warning, but the
+	// remaining hooks and lifecycle continue as if the hook had succeeded".
+	if c != nil && specErr == nil && sp.Hooks != nil && len(sp.Hooks.Poststop) > 0 {
+		if st == nil {
+			st = &specs.State{Version: specs.Version, ID: rec.ID, Bundle: rec.Bundle, Annotations: rec.Annotations}
+		}
+		st.Status = specs.StateStopped
+		for _, err := range hooks.RunOCIEach("poststop", sp.Hooks.Poststop, st) {
+			r.Warnf("%v", err)
+		}
+	}
+	return nil
+}

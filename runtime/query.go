@@ -1,0 +1,99 @@
+package runtime
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+)
+
+// StateView is what `state` prints: the OCI state, runc's extra fields
+// (rootfs, created, owner) and vetto's own under "vetto".
+type StateView struct {
+	OCIVersion  string            `json:"ociVersion"`
+	ID          string            `json:"id"`
+	Pid         int               `json:"pid"`
+	Status      Status            `json:"status"`
+	Bundle      string            `json:"bundle"`
+	Rootfs      string            `json:"rootfs"`
+	Created     time.Time         `json:"created"`
+	Annotations map[string]string `json:"annotations,omitempty"`
+	Owner       string            `json:"owner"`
+	Vetto       VettoView         `json:"vetto"`
+}
+
+// VettoView is vetto's part of the state.
+type VettoView struct {
+	State   State  `json:"state"`
+	Backend string `json:"backend"`
+	Reason  string `json:"reason,omitempty"`
+}
+
+// State reads container id's state without taking its lock: records are
+// replaced atomically, so a reader sees a whole one, and a long operation
+// on the container must not block `state`.
+func (r *Runtime) State(id string) (*StateView, error) {
+	if err := ValidateID(id); err != nil {
+		return nil, err
+	}
+	rec, err := r.Store.readRecord(id)
+	if err != nil {
+		return nil, err
+	}
+	v := &StateView{
+		OCIVersion:  specs.Version,
+		ID:          rec.ID,
+		Status:      StatusCreating,
+		Bundle:      rec.Bundle,
+		Rootfs:      rec.Rootfs,
+		Created:     rec.Created,
+		Annotations: rec.Annotations,
+		Owner:       rec.Owner,
+		Vetto:       VettoView{State: rec.State, Backend: rec.Backend, Reason: rec.Reason},
+	}
+	c, err := r.Backend.Load(r.Store.BackendDir(id), id)
+	switch {
+	case errors.Is(err, ErrNotExist):
+		// Record written, backend not there yet (or its create failed).
+		if rec.State.Fatal() {
+			v.Status = StatusStopped
+		}
+		return v, nil
+	case err != nil:
+		return nil, fmt.Errorf("state %q: %w", id, err)
+	}
+	status, err := c.Status()
+	if err != nil {
+		return nil, fmt.Errorf("state %q: %w", id, err)
+	}
+	v.Status = status
+	if status != StatusStopped {
+		v.Pid = c.InitPid()
+	}
+	return v, nil
+}
+
+// List returns the state of every container under the root, by id. A
+// container that vanishes while listing is left out; one whose state
+// cannot be read is reported through Warnf and left out.
+func (r *Runtime) List() ([]StateView, error) {
+	ids, err := r.Store.ids()
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(ids)
+	out := []StateView{}
+	for _, id := range ids {
+		v, err := r.State(id)
+		if err != nil {
+			if !errors.Is(err, ErrNotExist) {
+				r.Warnf("list: %v", err)
+			}
+			continue
+		}
+		out = append(out, *v)
+	}
+	return out, nil
+}

@@ -1,0 +1,60 @@
+package runtime
+
+import (
+	"fmt"
+)
+
+// RunOptions are run's inputs: create's, and what happens after start.
+type RunOptions struct {
+	CreateOptions
+	Detach      bool
+	Keep        bool // keep the stopped container instead of deleting it
+	NoSubreaper bool
+}
+
+// Run creates and starts a container. Detached, it returns once the user
+// process runs. In the foreground it forwards signals and stdio until the
+// container's init exits, deletes the container (unless Keep) and returns
+// the init's exit status for the caller to exit with.
+func (r *Runtime) Run(opts RunOptions) (int, error) {
+	opts.foreground = !opts.Detach
+	opts.noSubreaper = opts.NoSubreaper
+	if err := checkPidFileDir(opts.PidFile); err != nil {
+		return -1, fmt.Errorf("run %q: %w", opts.ID, err)
+	}
+	cr, err := r.create(opts.CreateOptions)
+	if err != nil {
+		return -1, err
+	}
+	if err := r.startLocked(cr.rec, cr.c); err != nil {
+		r.abandonLocked(cr)
+		return -1, err
+	}
+	if opts.PidFile != "" {
+		if err := writePidFile(opts.PidFile, cr.c.InitPid()); err != nil {
+			r.abandonLocked(cr)
+			return -1, fmt.Errorf("run %q: %w", opts.ID, err)
+		}
+	}
+	// From here on other commands (kill, state) must get at the container.
+	cr.lock.unlock()
+	if opts.Detach {
+		return 0, nil
+	}
+	status, waitErr := cr.fg.Wait()
+	cr.fg.Close()
+	if waitErr != nil {
+		// We lost track of the init; make sure it is gone.
+		if err := r.Delete(opts.ID, true); err != nil {
+			r.Warnf("%v", err)
+		}
+		return -1, fmt.Errorf("run %q: wait: %w", opts.ID, waitErr)
+	}
+	if opts.Keep {
+		return status, nil
+	}
+	if err := r.Delete(opts.ID, true); err != nil {
+		return status, Errorf(ErrTeardownIncomplete, "run %q: %w", opts.ID, err)
+	}
+	return status, nil
+}

@@ -1,0 +1,59 @@
+package runtime
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/vetto-dev/vetto-runtime/hooks"
+)
+
+// Runtime is the lifecycle engine over one state root and one backend.
+type Runtime struct {
+	Store   Store
+	Backend Backend
+	// Namespaces reads namespace facts of live processes for the
+	// pre-launch check; nil on platforms without namespaces.
+	Namespaces hooks.NamespaceFacts
+	// Warnf reports a problem that does not fail the operation (a failing
+	// poststop hook, say). It must not be nil.
+	Warnf func(format string, args ...any)
+}
+
+// New returns a Runtime; root must be absolute.
+func New(root string, b Backend, ns hooks.NamespaceFacts, warnf func(string, ...any)) (*Runtime, error) {
+	if root == "" || root[0] != '/' {
+		return nil, Errorf(ErrInvalidInput, "state root %q must be an absolute path", root)
+	}
+	if warnf == nil {
+		warnf = func(string, ...any) {}
+	}
+	return &Runtime{Store: Store{Root: root}, Backend: b, Namespaces: ns, Warnf: warnf}, nil
+}
+
+// loadLocked locks container id and loads its record and backend container.
+// The caller must unlock. A container whose create never got to the backend
+// has a record but no backend state; c is nil then.
+func (r *Runtime) loadLocked(id string) (*lock, *Record, Container, error) {
+	l, err := r.Store.lockContainer(id)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	rec, err := r.Store.readRecord(id)
+	if err != nil {
+		l.unlock()
+		return nil, nil, nil, err
+	}
+	c, err := r.Backend.Load(r.Store.BackendDir(id), id)
+	if err != nil {
+		if isNotExist(err) {
+			return l, rec, nil, nil
+		}
+		l.unlock()
+		return nil, nil, nil, fmt.Errorf("load %q: %w", id, err)
+	}
+	return l, rec, c, nil
+}
+
+func isNotExist(err error) bool {
+	return err != nil && errors.Is(err, ErrNotExist)
+}

@@ -1,0 +1,73 @@
+package runtime
+
+import (
+	"errors"
+	"fmt"
+	"syscall"
+
+	"github.com/vetto-dev/vetto-runtime/hooks"
+)
+
+// Start lets a created container's init exec the user process, then runs
+// the poststart hooks. Of two concurrent starts exactly one succeeds: the
+// container's lock serialises them and the second finds it running.
+func (r *Runtime) Start(id string) error {
+	l, rec, c, err := r.loadLocked(id)
+	if err != nil {
+		return err
+	}
+	defer l.unlock()
+	return r.startLocked(rec, c)
+}
+
+func (r *Runtime) startLocked(rec *Record, c Container) error {
+	if c == nil {
+		return Errorf(ErrWrongState, "start %q: container is still being created or its create failed", rec.ID)
+	}
+	status, err := c.Status()
+	if err != nil {
+		return fmt.Errorf("start %q: %w", rec.ID, err)
+	}
+	switch status {
+	case StatusCreated:
+	case StatusStopped:
+		return Errorf(ErrWrongState, "cannot start a container that has stopped")
+	case StatusRunning:
+		return Errorf(ErrWrongState, "cannot start an already running container")
+	default:
+		return Errorf(ErrWrongState, "cannot start a container in the %s state", status)
+	}
+	if rec.State != StateLaunchable {
+		return Errorf(ErrWrongState, "start %q: container is %s, not Launchable", rec.ID, rec.State)
+	}
+	sp, err := r.Store.readSpec(rec.ID)
+	if err != nil {
+		return fmt.Errorf("start %q: %w", rec.ID, err)
+	}
+	if err := c.Start(); err != nil {
+		_ = r.Store.moveLocked(rec, StateSpawnFailed, err.Error())
+		return fmt.Errorf("start %q: %w", rec.ID, err)
+	}
+	if err := r.Store.moveLocked(rec, StateRunning, ""); err != nil {
+		return err
+	}
+	// libcontainer would run poststart inside create; the spec puts it
+	// after the user process started, and since runtime-spec 1.1 says "If
+	// any poststart hook fails, the runtime MUST generate an error, stop the
+	// container, and continue the lifecycle at step 12" — which is also
+	// vetto's kill-on-FAIL — a failing poststart hook kills the container.
+	if sp.Hooks != nil && len(sp.Hooks.Poststart) > 0 {
+		st, err := c.OCIState()
+		if err == nil {
+			err = hooks.RunOCI("poststart", sp.Hooks.Poststart, st)
+		}
+		if err != nil {
+			if kerr := c.Signal(syscall.SIGKILL, true); kerr != nil && !errors.Is(kerr, ErrNotRunning) {
+				r.Warnf("stop %q after failed poststart hook: %v", rec.ID, kerr)
+			}
+			_ = r.Store.moveLocked(rec, StateTerminating, err.Error())
+			return Errorf(ErrHookFailed, "start %q: %w", rec.ID, err)
+		}
+	}
+	return nil
+}

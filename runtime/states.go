@@ -1,0 +1,90 @@
+package runtime
+
+// State is vetto's lifecycle state of a container (DESIGN.md §3). It is
+// finer than the OCI status and moves forward only.
+type State string
+
+const (
+	StateRequested       State = "Requested"
+	StateValidated       State = "Validated"
+	StateCompiled        State = "Compiled"
+	StateConstructed     State = "Constructed"
+	StateVerified        State = "Verified"
+	StateLaunchable      State = "Launchable"
+	StateRunning         State = "Running"
+	StateVerifiedRuntime State = "VerifiedRuntime"
+	StateTerminating     State = "Terminating"
+	StateTerminated      State = "Terminated"
+
+	// Fatal states end the container; a retry is a new create.
+	StateBackendUnavailable      State = "BackendUnavailable"
+	StatePolicyCompilationFailed State = "PolicyCompilationFailed"
+	StatePreLaunchFailed         State = "PreLaunchFailed"
+	StateSpecMismatch            State = "SpecMismatch"
+	StateSpawnFailed             State = "SpawnFailed"
+	StatePostLaunchFailed        State = "PostLaunchFailed"
+	StateDriftDetected           State = "DriftDetected"
+)
+
+// order is the forward sequence; a state may move to any later one only as
+// the transition table below allows.
+var order = []State{
+	StateRequested, StateValidated, StateCompiled, StateConstructed, StateVerified,
+	StateLaunchable, StateRunning, StateVerifiedRuntime, StateTerminating, StateTerminated,
+}
+
+// transitions lists every legal move. Anything not here is refused.
+var transitions = map[State][]State{
+	StateRequested:   {StateValidated, StateBackendUnavailable},
+	StateValidated:   {StateCompiled, StatePolicyCompilationFailed, StateBackendUnavailable},
+	StateCompiled:    {StateConstructed, StateSpawnFailed, StateSpecMismatch},
+	StateConstructed: {StateVerified, StatePreLaunchFailed, StateSpecMismatch, StateTerminating},
+	StateVerified:    {StateLaunchable, StateTerminating},
+	StateLaunchable:  {StateRunning, StateSpawnFailed, StateTerminating},
+	StateRunning:     {StateVerifiedRuntime, StatePostLaunchFailed, StateTerminating},
+	StateVerifiedRuntime: {
+		StateDriftDetected, StateTerminating,
+	},
+	StateTerminating: {StateTerminated},
+	// A fatal state that left a container behind (spawned, then failed a
+	// check) still has to be torn down.
+	StatePreLaunchFailed:  {StateTerminating},
+	StatePostLaunchFailed: {StateTerminating},
+	StateDriftDetected:    {StateTerminating},
+	StateSpecMismatch:     {StateTerminating},
+	StateSpawnFailed:      {StateTerminating},
+}
+
+// Fatal reports whether s is one of the states that end a container.
+func (s State) Fatal() bool {
+	switch s {
+	case StateBackendUnavailable, StatePolicyCompilationFailed, StatePreLaunchFailed,
+		StateSpecMismatch, StateSpawnFailed, StatePostLaunchFailed, StateDriftDetected:
+		return true
+	}
+	return false
+}
+
+// Known reports whether s is a state this version defines.
+func (s State) Known() bool {
+	if s.Fatal() {
+		return true
+	}
+	for _, o := range order {
+		if o == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Transition checks the move from → to and returns an error naming both if
+// the table does not allow it.
+func Transition(from, to State) error {
+	for _, allowed := range transitions[from] {
+		if allowed == to {
+			return nil
+		}
+	}
+	return Errorf(ErrWrongState, "illegal state transition %s -> %s", from, to)
+}

@@ -1,0 +1,190 @@
+package runtime
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Layout of one container's directory under --root:
+//
+//	<root>/<id>/            created exclusively by create; its lock
+//	<root>/<id>/vetto.json  the Record, written temp + rename
+//	<root>/<id>/config.json the effective (frozen) spec handed to the backend
+//	<root>/<id>/backend/    the backend's own state (libcontainer's on Linux)
+const (
+	recordFile   = "vetto.json"
+	specFileName = "config.json"
+	backendDir   = "backend"
+)
+
+// Store is the --root directory that holds every container's state.
+type Store struct {
+	Root string
+}
+
+func (s Store) dir(id string) string { return filepath.Join(s.Root, id) }
+
+// BackendDir is where the backend keeps its state for container id.
+func (s Store) BackendDir(id string) string { return filepath.Join(s.dir(id), backendDir) }
+
+// Record is what vetto-runtime remembers of a container beside the backend's
+// own state: where it came from, who made it, and its vetto state.
+type Record struct {
+	ID          string            `json:"id"`
+	Bundle      string            `json:"bundle"`
+	Rootfs      string            `json:"rootfs"`
+	Created     time.Time         `json:"created"`
+	Owner       string            `json:"owner"`
+	Backend     string            `json:"backend"`
+	State       State             `json:"state"`
+	Annotations map[string]string `json:"annotations,omitempty"`
+	// Reason says why the container is in a fatal state.
+	Reason string `json:"reason,omitempty"`
+}
+
+// createDirLocked makes the container's directory, failing with ErrExist if
+// it is there already (mkdir is the atomic test-and-set), and returns it
+// locked. The root is created 0700: it holds every container's state.
+func (s Store) createDirLocked(id string) (*lock, error) {
+	if err := os.MkdirAll(s.Root, 0o700); err != nil {
+		return nil, fmt.Errorf("create state root %s: %w", s.Root, err)
+	}
+	dir := s.dir(id)
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return nil, fmt.Errorf("%q: %w", id, ErrExist)
+		}
+		return nil, fmt.Errorf("create state dir %s: %w", dir, err)
+	}
+	l, err := lockDir(dir)
+	if err != nil {
+		_ = os.Remove(dir)
+		return nil, err
+	}
+	return l, nil
+}
+
+// lockContainer takes container id's lock, waiting for whoever holds it.
+// It fails with ErrNotExist if there is no such container, or if the one
+// that was there got deleted while we waited.
+func (s Store) lockContainer(id string) (*lock, error) {
+	if err := ValidateID(id); err != nil {
+		return nil, err
+	}
+	l, err := lockDir(s.dir(id))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%q: %w", id, ErrNotExist)
+		}
+		return nil, err
+	}
+	return l, nil
+}
+
+// readRecord loads container id's record. A directory with no record is a
+// create that has not got far (or died early): not a container yet.
+func (s Store) readRecord(id string) (*Record, error) {
+	data, err := os.ReadFile(filepath.Join(s.dir(id), recordFile))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%q: %w", id, ErrNotExist)
+		}
+		return nil, fmt.Errorf("read state of %q: %w", id, err)
+	}
+	var r Record
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("read state of %q: %s: %w", id, recordFile, err)
+	}
+	if r.ID != id {
+		return nil, fmt.Errorf("state of %q names container %q", id, r.ID)
+	}
+	return &r, nil
+}
+
+// writeRecordLocked saves r atomically; the caller holds r's lock.
+func (s Store) writeRecordLocked(r *Record) error {
+	data, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("encode state of %q: %w", r.ID, err)
+	}
+	return writeFileAtomic(filepath.Join(s.dir(r.ID), recordFile), data, 0o600)
+}
+
+// moveLocked moves r to state to, refusing moves the state machine forbids,
+// and persists it.
+func (s Store) moveLocked(r *Record, to State, reason string) error {
+	if err := Transition(r.State, to); err != nil {
+		return fmt.Errorf("container %q: %w", r.ID, err)
+	}
+	r.State = to
+	if reason != "" {
+		r.Reason = reason
+	}
+	return s.writeRecordLocked(r)
+}
+
+// ids lists the directories under root that look like containers.
+func (s Store) ids() ([]string, error) {
+	entries, err := os.ReadDir(s.Root)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("list %s: %w", s.Root, err)
+	}
+	var out []string
+	for _, e := range entries {
+		if e.IsDir() && ValidateID(e.Name()) == nil {
+			out = append(out, e.Name())
+		}
+	}
+	return out, nil
+}
+
+// removeLocked removes container id's directory; the caller holds its lock,
+// so anyone waiting for it sees the container gone.
+func (s Store) removeLocked(id string) error {
+	if err := os.RemoveAll(s.dir(id)); err != nil {
+		return fmt.Errorf("remove state of %q: %w", id, err)
+	}
+	return nil
+}
+
+// writeFileAtomic writes data to a temporary file beside path, syncs it and
+// renames it over path, so a reader sees the old content or the new, never
+// a torn one, and a crash leaves no half-written file under the real name.
+func writeFileAtomic(path string, data []byte, perm fs.FileMode) (retErr error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer func() {
+		if retErr != nil {
+			_ = os.Remove(f.Name())
+		}
+	}()
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Chmod(perm); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}

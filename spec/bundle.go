@@ -1,0 +1,116 @@
+// Package spec holds the pure parts of vetto-runtime's view of an OCI bundle:
+// parsing and validating config.json, and resolving bundle-relative paths.
+// Nothing here touches the host: no syscalls, environment, clock or files.
+package spec
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+)
+
+// ConfigFile is the name of the bundle's configuration file.
+const ConfigFile = "config.json"
+
+// Parse decodes a bundle's config.json. Unknown fields are accepted: the OCI
+// spec lets producers carry extensions a runtime does not know.
+func Parse(data []byte) (*specs.Spec, error) {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, errors.New("config.json is empty")
+	}
+	var s specs.Spec
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&s); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) {
+			return nil, fmt.Errorf("invalid config.json: field %q: cannot use JSON %s as %s", typeErr.Field, typeErr.Value, typeErr.Type)
+		}
+		return nil, fmt.Errorf("invalid config.json: %w", err)
+	}
+	if dec.More() {
+		return nil, errors.New("invalid config.json: trailing data after the JSON object")
+	}
+	return &s, nil
+}
+
+// Resolve returns a copy of s whose bundle-relative paths (root.path and the
+// sources of bind mounts) are absolute, anchored at bundle. The OCI spec says
+// root.path "MAY be an absolute path or a relative path to the bundle", and a
+// bind mount's relative source is relative to the bundle too; resolving them
+// here means nothing downstream needs to chdir into the bundle.
+func Resolve(s *specs.Spec, bundle string) (*specs.Spec, error) {
+	if !filepath.IsAbs(bundle) {
+		return nil, fmt.Errorf("bundle path %q is not absolute", bundle)
+	}
+	out, err := Clone(s)
+	if err != nil {
+		return nil, err
+	}
+	if out.Root != nil && out.Root.Path != "" && !filepath.IsAbs(out.Root.Path) {
+		out.Root.Path = filepath.Join(bundle, out.Root.Path)
+	}
+	for i := range out.Mounts {
+		m := &out.Mounts[i]
+		if m.Source != "" && !filepath.IsAbs(m.Source) && isBind(*m) {
+			m.Source = filepath.Join(bundle, m.Source)
+		}
+	}
+	return out, nil
+}
+
+// Clone deep-copies a spec through JSON, the form it is stored in.
+func Clone(s *specs.Spec) (*specs.Spec, error) {
+	data, err := json.Marshal(s)
+	if err != nil {
+		return nil, fmt.Errorf("copy spec: %w", err)
+	}
+	var out specs.Spec
+	if err := json.Unmarshal(data, &out); err != nil {
+		return nil, fmt.Errorf("copy spec: %w", err)
+	}
+	return &out, nil
+}
+
+func isBind(m specs.Mount) bool {
+	if m.Type == "bind" {
+		return true
+	}
+	for _, o := range m.Options {
+		if o == "bind" || o == "rbind" {
+			return true
+		}
+	}
+	return false
+}
+
+// Violation is one way a config.json breaks the OCI runtime spec. Field is a
+// JSON path such as "process.args" so the user can find it.
+type Violation struct {
+	Field  string
+	Reason string
+}
+
+func (v Violation) String() string { return v.Field + ": " + v.Reason }
+
+// Violations is every violation found; a validator reports all of them, not
+// just the first, so one edit can fix a bundle.
+type Violations []Violation
+
+func (vs Violations) Error() string {
+	parts := make([]string, len(vs))
+	for i, v := range vs {
+		parts[i] = v.String()
+	}
+	return "invalid config.json: " + strings.Join(parts, "; ")
+}
+
+// ErrInvalid is wrapped by every validation failure, so callers can tell bad
+// input from a runtime failure without reading the text.
+var ErrInvalid = errors.New("invalid bundle configuration")
+
+func (vs Violations) Unwrap() error { return ErrInvalid }
