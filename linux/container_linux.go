@@ -3,7 +3,9 @@ package linux
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"syscall"
+	"time"
 
 	"github.com/opencontainers/runc/libcontainer"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
@@ -53,7 +55,46 @@ func (c *container) OCIState() (*specs.State, error) {
 	return st, mapErr(err)
 }
 
-func (c *container) Start() error { return mapErr(c.lc.Exec()) }
+// execWaitLimit bounds how long Start waits for the init to exec the user
+// process after the fifo opened (startContainer hooks run in between).
+const execWaitLimit = 2 * time.Minute
+
+// Start opens the exec fifo and returns once the init has exec'd the user
+// process (or died). libcontainer's Exec returns as soon as the init wrote
+// the fifo, but the init then still runs the startContainer hooks before
+// execve; returning then would let poststart hooks — which the spec puts
+// after "the user-specified process is executed" — race them.
+func (c *container) Start() error {
+	pid := c.InitPid()
+	before, err := exeID(pid)
+	if err != nil {
+		return fmt.Errorf("start %q: read init executable: %w", c.ID(), err)
+	}
+	if err := c.lc.Exec(); err != nil {
+		return mapErr(err)
+	}
+	deadline := time.Now().Add(execWaitLimit)
+	for delay := 20 * time.Microsecond; ; delay = min(2*delay, 5*time.Millisecond) {
+		now, err := exeID(pid)
+		if err != nil || now != before {
+			return nil // exec'd, or exited (then the caller sees it stopped)
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("start %q: init pid %d has not exec'd the process after %s (a startContainer hook hanging?)", c.ID(), pid, execWaitLimit)
+		}
+		time.Sleep(delay)
+	}
+}
+
+// exeID identifies the file a process runs. A zombie has no executable,
+// which reads as an error.
+func exeID(pid int) ([2]uint64, error) {
+	var st unix.Stat_t
+	if err := unix.Stat("/proc/"+strconv.Itoa(pid)+"/exe", &st); err != nil {
+		return [2]uint64{}, err
+	}
+	return [2]uint64{uint64(st.Dev), st.Ino}, nil //nolint:unconvert // Dev is uint32 on some arches
+}
 
 // Signal sends sig to the init, or with all to every process in the
 // container's cgroup as well. Without a pid namespace of its own, killing

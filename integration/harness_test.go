@@ -1,0 +1,363 @@
+//go:build linux
+
+// Package integration drives the built vetto-runtime binary against real
+// containers. It needs root and a kernel with namespaces and cgroups; it
+// imports nothing of vetto-runtime's own packages, only the binary.
+package integration
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+)
+
+var (
+	// binary is the vetto-runtime under test: $VETTO_BINARY, or built once.
+	binary string
+	// rootfs is a shared busybox root filesystem, mounted read-only.
+	rootfs string
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(testMain(m))
+}
+
+func testMain(m *testing.M) int {
+	if os.Geteuid() != 0 {
+		// A skip is never a pass: in CI this is a failure.
+		fmt.Fprintln(os.Stderr, "integration tests need root (they run real containers)")
+		if os.Getenv("CI") != "" {
+			return 1
+		}
+		return 0
+	}
+	tmp, err := os.MkdirTemp("", "vetto-integration-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(tmp)
+
+	binary = os.Getenv("VETTO_BINARY")
+	if binary == "" {
+		binary = filepath.Join(tmp, "vetto-runtime")
+		build := exec.Command("go", "build", "-tags", "seccomp", "-o", binary, "..")
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "build vetto-runtime:", err)
+			return 1
+		}
+	} else if binary, err = filepath.Abs(binary); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	rootfs = filepath.Join(tmp, "rootfs")
+	if err := makeRootfs(rootfs); err != nil {
+		fmt.Fprintln(os.Stderr, "make rootfs:", err)
+		return 1
+	}
+	return m.Run()
+}
+
+// makeRootfs builds a minimal root filesystem from Debian's busybox-static.
+func makeRootfs(dir string) error {
+	bb, err := exec.LookPath("busybox")
+	if err != nil {
+		return fmt.Errorf("busybox not found (install busybox-static): %w", err)
+	}
+	if out, err := exec.Command("file", "-L", bb).Output(); err == nil && bytes.Contains(out, []byte("dynamically linked")) {
+		return fmt.Errorf("%s is dynamically linked; install busybox-static", bb)
+	}
+	for _, d := range []string{"bin", "proc", "sys", "dev", "tmp", "etc", "mnt"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			return err
+		}
+	}
+	data, err := os.ReadFile(bb)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "bin", "busybox"), data, 0o755); err != nil {
+		return err
+	}
+	out, err := exec.Command(bb, "--list").Output()
+	if err != nil {
+		return err
+	}
+	for _, applet := range strings.Fields(string(out)) {
+		if applet == "busybox" {
+			continue
+		}
+		if err := os.Symlink("busybox", filepath.Join(dir, "bin", applet)); err != nil && !os.IsExist(err) {
+			return err
+		}
+	}
+	return os.WriteFile(filepath.Join(dir, "etc", "passwd"), []byte("root:x:0:0:root:/:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/sh\n"), 0o644)
+}
+
+// env is one test's world: its own state root, its containers, and a leak
+// check when the test ends, pass or fail.
+type env struct {
+	t    *testing.T
+	root string
+	tmp  string
+	ids  []string
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	tmp := t.TempDir()
+	e := &env{t: t, root: filepath.Join(tmp, "state"), tmp: tmp}
+	t.Cleanup(e.cleanup)
+	return e
+}
+
+// id returns a fresh container id and remembers it for the leak check.
+func (e *env) id() string {
+	name := strings.NewReplacer("/", "-", " ", "-").Replace(e.t.Name())
+	if len(name) > 40 {
+		name = name[:40]
+	}
+	id := fmt.Sprintf("%s-%06x", name, rand.IntN(1<<24))
+	e.ids = append(e.ids, id)
+	return id
+}
+
+// result is one command's outcome.
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+func (r result) String() string {
+	return fmt.Sprintf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+}
+
+// vetto runs the binary with --root set to this test's root.
+func (e *env) vetto(args ...string) result {
+	e.t.Helper()
+	return e.vettoIn(nil, args...)
+}
+
+func (e *env) vettoIn(stdin []byte, args ...string) result {
+	e.t.Helper()
+	cmd := exec.Command(binary, append([]string{"--root", e.root}, args...)...)
+	// Files, not pipes: a detached container inherits the runtime's stdio
+	// (as with runc), and exec.Cmd would wait for a pipe's EOF that only
+	// comes when the container exits. containerd also hands over files.
+	stdout, stderr := e.tempFile(), e.tempFile()
+	defer stdout.Close()
+	defer stderr.Close()
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	err := cmd.Run()
+	code := 0
+	if err != nil {
+		ee, ok := err.(*exec.ExitError)
+		if !ok {
+			e.t.Fatalf("run %v: %v", args, err)
+		}
+		code = ee.ExitCode()
+	}
+	return result{stdout: readAll(e.t, stdout), stderr: readAll(e.t, stderr), code: code}
+}
+
+func (e *env) tempFile() *os.File {
+	e.t.Helper()
+	f, err := os.CreateTemp(e.tmp, "stdio-")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return f
+}
+
+func readAll(t *testing.T, f *os.File) string {
+	t.Helper()
+	data, err := os.ReadFile(f.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// mustVetto runs the binary and fails the test unless it exits 0.
+func (e *env) mustVetto(args ...string) result {
+	e.t.Helper()
+	r := e.vetto(args...)
+	if r.code != 0 {
+		e.t.Fatalf("vetto-runtime %s: %s", strings.Join(args, " "), r)
+	}
+	return r
+}
+
+// bundle writes a bundle running args on the shared rootfs and returns its
+// directory. edit, if given, changes the spec before it is written.
+func (e *env) bundle(args []string, edit func(*specs.Spec)) string {
+	e.t.Helper()
+	dir, err := os.MkdirTemp(e.tmp, "bundle-")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	s := baseSpec(e.t, args)
+	if edit != nil {
+		edit(s)
+	}
+	writeSpec(e.t, dir, s)
+	return dir
+}
+
+// baseSpec is the runtime's own default spec (from `spec`), running args.
+func baseSpec(t *testing.T, args []string) *specs.Spec {
+	t.Helper()
+	dir := t.TempDir()
+	cmd := exec.Command(binary, "spec", "--bundle", dir)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("vetto-runtime spec: %v: %s", err, out)
+	}
+	var s specs.Spec
+	data, err := os.ReadFile(filepath.Join(dir, "config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &s); err != nil {
+		t.Fatal(err)
+	}
+	s.Root.Path = rootfs
+	s.Root.Readonly = true
+	s.Process.Terminal = false
+	s.Process.Args = args
+	s.Mounts = append(s.Mounts, specs.Mount{Destination: "/tmp", Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "nodev", "mode=1777"}})
+	return &s
+}
+
+func writeSpec(t *testing.T, dir string, s *specs.Spec) {
+	t.Helper()
+	data, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "config.json"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// state returns the parsed `state` of id.
+func (e *env) state(id string) map[string]any {
+	e.t.Helper()
+	r := e.mustVetto("state", id)
+	var st map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &st); err != nil {
+		e.t.Fatalf("state %s: %v: %q", id, err, r.stdout)
+	}
+	return st
+}
+
+// waitStatus polls until container id has status want.
+func (e *env) waitStatus(id, want string) {
+	e.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		st := e.state(id)
+		if st["status"] == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("container %s: status %v, want %s", id, st["status"], want)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// cleanup force-deletes what the test left, then fails the test if
+// anything of its containers survived: state, processes, cgroups, mounts.
+func (e *env) cleanup() {
+	t := e.t
+	if out, err := exec.Command(binary, "--root", e.root, "list", "-q").Output(); err == nil {
+		for _, id := range strings.Fields(string(out)) {
+			_ = exec.Command(binary, "--root", e.root, "delete", "--force", id).Run()
+		}
+	}
+	if entries, err := os.ReadDir(e.root); err == nil && len(entries) > 0 {
+		var names []string
+		for _, en := range entries {
+			names = append(names, en.Name())
+			_ = os.RemoveAll(filepath.Join(e.root, en.Name()))
+		}
+		t.Errorf("leak: state left under --root: %v", names)
+	}
+	for _, id := range e.ids {
+		if pids := processesInCgroup(id); len(pids) > 0 {
+			t.Errorf("leak: processes of %s still alive: %v", id, pids)
+			for _, p := range pids {
+				_ = exec.Command("kill", "-9", p).Run()
+			}
+		}
+		if dirs := cgroupDirs(id); len(dirs) > 0 {
+			t.Errorf("leak: cgroups of %s left: %v", id, dirs)
+			for _, d := range dirs {
+				_ = os.Remove(d)
+			}
+		}
+	}
+	if m := mountsUnder(e.tmp); len(m) > 0 {
+		t.Errorf("leak: mounts left under %s: %v", e.tmp, m)
+	}
+}
+
+// cgroupDirs lists the cgroup directories named for container id in every
+// hierarchy (v1 controllers and the v2 unified one).
+func cgroupDirs(id string) []string {
+	var out []string
+	hier, _ := filepath.Glob("/sys/fs/cgroup/*/vetto-runtime/" + id)
+	out = append(out, hier...)
+	if _, err := os.Stat("/sys/fs/cgroup/vetto-runtime/" + id); err == nil {
+		out = append(out, "/sys/fs/cgroup/vetto-runtime/"+id)
+	}
+	return out
+}
+
+// processesInCgroup finds host processes whose cgroup names container id.
+func processesInCgroup(id string) []string {
+	var out []string
+	procs, _ := filepath.Glob("/proc/[0-9]*/cgroup")
+	for _, p := range procs {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		if bytes.Contains(data, []byte("/vetto-runtime/"+id+"\n")) {
+			out = append(out, filepath.Base(filepath.Dir(p)))
+		}
+	}
+	return out
+}
+
+// mountsUnder lists host mount points below dir.
+func mountsUnder(dir string) []string {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) > 4 && strings.HasPrefix(fields[4], dir) {
+			out = append(out, fields[4])
+		}
+	}
+	return out
+}
