@@ -21,9 +21,7 @@ var (
 	gitCommit = ""
 )
 
-const usage = `fail-closed OCI container runtime
-
-vetto-runtime runs OCI bundles like runc, and refuses to launch a container
+const description = `vetto-runtime runs OCI bundles like runc, and refuses to launch a container
 whose requested boundaries it cannot establish. It is a drop-in for runc:
 containerd (ctr run --runc-binary, RuntimeClass), podman --runtime, or
 directly:
@@ -58,7 +56,8 @@ func newApp(status *int) *cli.App {
 	}
 	app := &cli.App{
 		Name:                 "vetto-runtime",
-		Usage:                usage,
+		Usage:                "fail-closed OCI container runtime",
+		Description:          description,
 		Version:              version,
 		EnableBashCompletion: false,
 		// Errors go through reportError and the exit-code table, once.

@@ -120,6 +120,11 @@ func (b *Backend) libcontainerConfig(req *runtime.CreateRequest) (*configs.Confi
 	if sp.Hooks != nil {
 		h := *sp.Hooks
 		h.Poststart, h.Poststop = nil, nil
+		// A hook with no env gets an empty environment, as the ones the
+		// core runs do: libcontainer would hand it the runtime's own.
+		for _, list := range []*[]specs.Hook{&h.Prestart, &h.CreateRuntime, &h.CreateContainer, &h.StartContainer} { //nolint:staticcheck // prestart is deprecated, still honoured
+			*list = withEmptyEnv(*list)
+		}
 		sp.Hooks = &h
 	}
 	rootless := os.Geteuid() != 0
@@ -144,6 +149,17 @@ func (b *Backend) libcontainerConfig(req *runtime.CreateRequest) (*configs.Confi
 		}
 	}
 	return config, nil
+}
+
+func withEmptyEnv(list []specs.Hook) []specs.Hook {
+	out := make([]specs.Hook, len(list))
+	for i, h := range list {
+		if h.Env == nil {
+			h.Env = []string{}
+		}
+		out[i] = h
+	}
+	return out
 }
 
 // newProcess converts the spec's process for libcontainer.

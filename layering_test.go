@@ -1,0 +1,168 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/vetto-dev/vetto-runtime"
+
+// rules is DESIGN.md §2: spec ← hooks ← runtime ← linux|darwin|windows ←
+// main, libcontainer only in linux/, no CLI library below main, and
+// integration/ imports nothing of ours. Each package lists the module
+// packages and third-party prefixes it may import; the standard library is
+// always allowed.
+var rules = map[string]struct {
+	ours       []string
+	thirdParty []string
+}{
+	"spec":        {nil, []string{"github.com/opencontainers/runtime-spec/"}},
+	"hooks":       {[]string{"spec"}, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/"}},
+	"runtime":     {[]string{"spec", "hooks"}, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/"}},
+	"linux":       {[]string{"spec", "hooks", "runtime"}, []string{"github.com/opencontainers/", "github.com/containerd/console", "github.com/sirupsen/logrus", "golang.org/x/sys/"}},
+	"darwin":      {[]string{"spec", "hooks", "runtime"}, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/"}},
+	"windows":     {[]string{"spec", "hooks", "runtime"}, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/"}},
+	"integration": {nil, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/"}},
+}
+
+type listedPackage struct {
+	ImportPath   string
+	Imports      []string
+	TestImports  []string
+	XTestImports []string
+	Standard     bool
+}
+
+func TestLayering(t *testing.T) {
+	for _, goos := range []string{"linux", "darwin", "windows"} {
+		t.Run(goos, func(t *testing.T) {
+			cmd := exec.Command("go", "list", "-tags", "seccomp", "-json", "./...")
+			cmd.Env = append(os.Environ(), "GOOS="+goos)
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("go list: %v", err)
+			}
+			dec := json.NewDecoder(strings.NewReader(string(out)))
+			seen := 0
+			for dec.More() {
+				var p listedPackage
+				if err := dec.Decode(&p); err != nil {
+					t.Fatal(err)
+				}
+				name := strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, module), "/")
+				if name == "" {
+					continue // main may import anything
+				}
+				rule, ok := rules[name]
+				if !ok {
+					t.Errorf("package %s has no layering rule; add one to rules", name)
+					continue
+				}
+				seen++
+				imports := append(append(append([]string{}, p.Imports...), p.TestImports...), p.XTestImports...)
+				for _, imp := range imports {
+					if err := checkImport(name, imp, rule.ours, rule.thirdParty); err != "" {
+						t.Errorf("%s imports %s: %s", name, imp, err)
+					}
+				}
+			}
+			if seen < 4 {
+				t.Fatalf("checked only %d packages; go list output changed?", seen)
+			}
+		})
+	}
+}
+
+func checkImport(pkg, imp string, ours, thirdParty []string) string {
+	if strings.HasPrefix(imp, module+"/") {
+		target := strings.TrimPrefix(imp, module+"/")
+		if target == pkg {
+			return ""
+		}
+		for _, o := range ours {
+			if o == target {
+				return ""
+			}
+		}
+		return "breaks the layering of DESIGN.md §2"
+	}
+	first := strings.SplitN(imp, "/", 2)[0]
+	if !strings.Contains(first, ".") {
+		return "" // standard library
+	}
+	if strings.HasPrefix(imp, "github.com/opencontainers/runc") && pkg != "linux" {
+		return "libcontainer is imported only inside linux/"
+	}
+	for _, tp := range thirdParty {
+		if strings.HasPrefix(imp, tp) || imp == strings.TrimSuffix(tp, "/") {
+			return ""
+		}
+	}
+	return "third-party import not allowed here"
+}
+
+// Only main.go may exit the process, and nothing below main panics: a
+// runtime that dies half-way leaves containers it cannot account for.
+func TestNoExitOrPanicBelowMain(t *testing.T) {
+	err := filepath.WalkDir(".", func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") && path != ".") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") || path == "main.go" {
+			return nil
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		for n := 1; sc.Scan(); n++ {
+			line := strings.TrimSpace(sc.Text())
+			if strings.HasPrefix(line, "//") {
+				continue
+			}
+			if strings.Contains(line, "os.Exit(") || strings.Contains(line, "panic(") {
+				t.Errorf("%s:%d: %s (only main.go may exit; nothing panics)", path, n, line)
+			}
+		}
+		return sc.Err()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCheckImport(t *testing.T) {
+	tests := []struct {
+		pkg, imp string
+		ours     []string
+		third    []string
+		ok       bool
+	}{
+		{"runtime", module + "/hooks", []string{"spec", "hooks"}, nil, true},
+		{"runtime", module + "/linux", []string{"spec", "hooks"}, nil, false},
+		{"spec", module + "/runtime", nil, nil, false},
+		{"runtime", "github.com/urfave/cli/v2", nil, []string{"golang.org/x/sys/"}, false},
+		{"runtime", "github.com/opencontainers/runc/libcontainer", nil, []string{"github.com/opencontainers/"}, false},
+		{"linux", "github.com/opencontainers/runc/libcontainer", nil, []string{"github.com/opencontainers/"}, true},
+		{"integration", module + "/runtime", nil, nil, false},
+		{"spec", "encoding/json", nil, nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.pkg+"->"+tt.imp, func(t *testing.T) {
+			got := checkImport(tt.pkg, tt.imp, tt.ours, tt.third) == ""
+			if got != tt.ok {
+				t.Fatalf("checkImport(%s, %s) allowed=%v, want %v", tt.pkg, tt.imp, got, tt.ok)
+			}
+		})
+	}
+}
