@@ -122,7 +122,8 @@ func (b *Backend) libcontainerConfig(req *runtime.CreateRequest) (*configs.Confi
 		h.Poststart, h.Poststop = nil, nil
 		// A hook with no env gets an empty environment, as the ones the
 		// core runs do: libcontainer would hand it the runtime's own.
-		for _, list := range []*[]specs.Hook{&h.Prestart, &h.CreateRuntime, &h.CreateContainer, &h.StartContainer} { //nolint:staticcheck // prestart is deprecated, still honoured
+		//lint:ignore SA1019 prestart is deprecated in the spec but still honoured
+		for _, list := range []*[]specs.Hook{&h.Prestart, &h.CreateRuntime, &h.CreateContainer, &h.StartContainer} {
 			*list = withEmptyEnv(*list)
 		}
 		sp.Hooks = &h

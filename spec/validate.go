@@ -115,7 +115,8 @@ func validateHooks(h *specs.Hooks, add func(string, string, ...any)) {
 		name  string
 		hooks []specs.Hook
 	}{
-		{"prestart", h.Prestart}, //nolint:staticcheck // deprecated in the spec, still honoured
+		//lint:ignore SA1019 prestart is deprecated in the spec but still honoured
+		{"prestart", h.Prestart},
 		{"createRuntime", h.CreateRuntime},
 		{"createContainer", h.CreateContainer},
 		{"startContainer", h.StartContainer},
