@@ -189,7 +189,7 @@ func TestConsoleForeground(t *testing.T) {
 			e := newEnv(t)
 			id := e.id()
 			b := e.bundle([]string{"sh", "-c", "tty; exit 7"}, func(s *specs.Spec) { s.Process.Terminal = tt.terminal })
-			inner := fmt.Sprintf("%s --root %s run -b %s %s", binary, e.root, b, id)
+			inner := strings.Join([]string{consoleQuote(binary), "--root", consoleQuote(e.root), "run", "-b", consoleQuote(b), id}, " ")
 			out := e.tempFile()
 			defer out.Close()
 			cmd := exec.Command(script, "-qec", inner, "/dev/null")
@@ -220,4 +220,9 @@ func TestConsoleForeground(t *testing.T) {
 			}
 		})
 	}
+}
+
+// consoleQuote quotes s for sh -c.
+func consoleQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -119,11 +119,14 @@ func (b *Backend) libcontainerConfig(req *runtime.CreateRequest) (*configs.Confi
 	sp := *req.Spec
 	if sp.Hooks != nil {
 		h := *sp.Hooks
-		h.Poststart, h.Poststop = nil, nil
+		// startContainer too: libcontainer runs those inside the init after
+		// the exec fifo opened, where a failure cannot fail `start`; the
+		// container's Start runs them first (container_linux.go).
+		h.Poststart, h.Poststop, h.StartContainer = nil, nil, nil
 		// A hook with no env gets an empty environment, as the ones the
 		// core runs do: libcontainer would hand it the runtime's own.
 		//lint:ignore SA1019 prestart is deprecated in the spec but still honoured
-		for _, list := range []*[]specs.Hook{&h.Prestart, &h.CreateRuntime, &h.CreateContainer, &h.StartContainer} {
+		for _, list := range []*[]specs.Hook{&h.Prestart, &h.CreateRuntime, &h.CreateContainer} {
 			*list = withEmptyEnv(*list)
 		}
 		sp.Hooks = &h

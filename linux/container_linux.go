@@ -1,6 +1,8 @@
 package linux
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -8,7 +10,9 @@ import (
 	"time"
 
 	"github.com/opencontainers/runc/libcontainer"
+	"github.com/opencontainers/runc/libcontainer/configs"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
+	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
 
 	"github.com/vetto-dev/vetto-runtime/runtime"
@@ -59,16 +63,34 @@ func (c *container) OCIState() (*specs.State, error) {
 // process after the fifo opened (startContainer hooks run in between).
 const execWaitLimit = 2 * time.Minute
 
-// Start opens the exec fifo and returns once the init has exec'd the user
-// process (or died). libcontainer's Exec returns as soon as the init wrote
-// the fifo, but the init then still runs the startContainer hooks before
+// Start runs the spec's startContainer hooks in the container, then opens
+// the exec fifo and returns once the init has exec'd the user process (or
+// died).
+//
+// libcontainer would run startContainer hooks inside the init after the
+// fifo opened, where a failing hook only kills the init and `start` still
+// succeeds. The spec: "If any startContainer hook fails, the runtime MUST
+// generate an error, stop the container". So they run here first, each as
+// a process joined to the container (libcontainer's setns path, as `runc
+// exec` uses) with the container process's user, capabilities,
+// no_new_privs and seccomp — what it had in the init too — and with the
+// path resolved in the container, as the spec says.
+//
+// And libcontainer's Exec returns when the init wrote the fifo, before
 // execve; returning then would let poststart hooks — which the spec puts
-// after "the user-specified process is executed" — race them.
-func (c *container) Start() error {
+// after "the user-specified process is executed" — run too early.
+func (c *container) Start(sp *specs.Spec) error {
 	pid := c.InitPid()
 	before, err := exeID(pid)
 	if err != nil {
 		return fmt.Errorf("start %q: read init executable: %w", c.ID(), err)
+	}
+	if sp.Hooks != nil {
+		for i, h := range sp.Hooks.StartContainer {
+			if err := c.runInContainer(sp.Process, h); err != nil {
+				return fmt.Errorf("error running startContainer hook #%d (%s): %w", i, h.Path, err)
+			}
+		}
 	}
 	if err := c.lc.Exec(); err != nil {
 		return mapErr(err)
@@ -80,10 +102,80 @@ func (c *container) Start() error {
 			return nil // exec'd, or exited (then the caller sees it stopped)
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("start %q: init pid %d has not exec'd the process after %s (a startContainer hook hanging?)", c.ID(), pid, execWaitLimit)
+			return fmt.Errorf("start %q: init pid %d has not exec'd the process after %s", c.ID(), pid, execWaitLimit)
 		}
 		time.Sleep(delay)
 	}
+}
+
+// runInContainer runs one hook as a process in the container with the OCI
+// state on stdin, honouring its timeout.
+func (c *container) runInContainer(proc *specs.Process, h specs.Hook) error {
+	st, err := c.lc.OCIState()
+	if err != nil {
+		return mapErr(err)
+	}
+	// runtime.md: "For hooks executed in the container namespace, it is
+	// the pid as seen by the container" — 1 in a pid namespace of its own.
+	if ns := c.lc.Config().Namespaces; ns.IsPrivate(configs.NEWPID) {
+		st.Pid = 1
+	}
+	stdin, err := json.Marshal(st)
+	if err != nil {
+		return err
+	}
+	p, err := newProcess(proc)
+	if err != nil {
+		return err
+	}
+	p.Args = h.Args
+	if len(p.Args) == 0 {
+		p.Args = []string{h.Path}
+	}
+	// libcontainer execs Args[0] found through PATH; the hook names a path.
+	p.Args = append([]string{h.Path}, p.Args[1:]...)
+	p.Env = append([]string{}, h.Env...)
+	p.Cwd = "/"
+	p.Init = false
+	p.LogLevel = strconv.Itoa(int(logrus.GetLevel()))
+	var out boundedOutput
+	p.Stdin, p.Stdout, p.Stderr = bytes.NewReader(stdin), &out, &out
+	if err := c.lc.Run(p); err != nil {
+		return mapErr(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		ps, err := p.Wait()
+		if err == nil && !ps.Success() {
+			err = errors.New(ps.String())
+		}
+		done <- err
+	}()
+	var timeout <-chan time.Time
+	if h.Timeout != nil && *h.Timeout > 0 {
+		timeout = time.After(time.Duration(*h.Timeout) * time.Second)
+	}
+	select {
+	case err = <-done:
+	case <-timeout:
+		_ = p.Signal(unix.SIGKILL)
+		<-done
+		err = fmt.Errorf("timeout after %d seconds", *h.Timeout)
+	}
+	if err != nil && out.Len() > 0 {
+		return fmt.Errorf("%w, output: %s", err, bytes.TrimSpace(out.Bytes()))
+	}
+	return err
+}
+
+// boundedOutput keeps the first 4 KiB a hook writes, for the error message.
+type boundedOutput struct{ bytes.Buffer }
+
+func (b *boundedOutput) Write(p []byte) (int, error) {
+	if room := 4096 - b.Len(); room > 0 {
+		b.Buffer.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
 }
 
 // exeID identifies the file a process runs. A zombie has no executable,
@@ -130,4 +222,12 @@ func (c *container) Destroy() error {
 		c.proc = nil
 	}
 	return mapErr(c.lc.Destroy())
+}
+
+func (c *container) CgroupPaths() map[string]string {
+	st, err := c.lc.State()
+	if err != nil {
+		return nil
+	}
+	return st.CgroupPaths
 }

@@ -71,8 +71,13 @@ type Container interface {
 	InitPid() int
 	// OCIState is the state the OCI spec hands to hooks.
 	OCIState() (*specs.State, error)
-	// Start lets the waiting init exec the user process.
-	Start() error
+	// Start runs sp's startContainer hooks in the container, lets the
+	// waiting init exec the user process, and returns once it has (or the
+	// init died). A failing hook fails Start before the process runs.
+	Start(sp *specs.Spec) error
+	// CgroupPaths are the cgroup directories the container is in, by
+	// controller ("" for cgroup v2).
+	CgroupPaths() map[string]string
 	// Signal sends sig to the init, or with all to every process of the
 	// container. A container with no live init gives ErrNotRunning.
 	Signal(sig syscall.Signal, all bool) error

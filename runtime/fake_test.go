@@ -57,7 +57,8 @@ func (c *fakeContainer) ID() string                               { return c.id 
 func (c *fakeContainer) Status() (Status, error)                  { return c.status, nil }
 func (c *fakeContainer) InitPid() int                             { return c.b.initPid }
 func (c *fakeContainer) OCIState() (*specs.State, error)          { return &specs.State{ID: c.id}, nil }
-func (c *fakeContainer) Start() error                             { c.status = StatusRunning; return nil }
+func (c *fakeContainer) Start(*specs.Spec) error                  { c.status = StatusRunning; return nil }
+func (c *fakeContainer) CgroupPaths() map[string]string           { return nil }
 func (c *fakeContainer) Signal(sig syscall.Signal, all bool) error {
 	if sig == syscall.SIGKILL {
 		c.status = StatusStopped

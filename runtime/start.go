@@ -44,7 +44,12 @@ func (r *Runtime) startLocked(rec *Record, c Container) error {
 	if err != nil {
 		return fmt.Errorf("start %q: %w", rec.ID, err)
 	}
-	if err := c.Start(); err != nil {
+	if err := c.Start(sp); err != nil {
+		// The spec: a failing startContainer hook means "stop the
+		// container"; any other failure to start leaves nothing to run.
+		if kerr := c.Signal(syscall.SIGKILL, true); kerr != nil && !errors.Is(kerr, ErrNotRunning) {
+			r.Warnf("stop %q after failed start: %v", rec.ID, kerr)
+		}
 		_ = r.Store.moveLocked(rec, StateSpawnFailed, err.Error())
 		return fmt.Errorf("start %q: %w", rec.ID, err)
 	}
