@@ -10,5 +10,5 @@ func initIfRequested() {}
 
 func newBackend() runtime.Backend { return darwin.Backend{} }
 
-// namespaceFacts is nil: darwin has no namespaces to check.
-func namespaceFacts() hooks.NamespaceFacts { return nil }
+// hostFacts is nil: darwin has no namespaces or cgroups to check.
+func hostFacts() hooks.Facts { return nil }

@@ -20,4 +20,4 @@ func newBackend() runtime.Backend {
 	return &linux.Backend{Version: version, Commit: gitCommit}
 }
 
-func namespaceFacts() hooks.NamespaceFacts { return hooks.ProcNamespaces{} }
+func hostFacts() hooks.Facts { return hooks.ProcFacts{} }

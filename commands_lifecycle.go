@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/vetto-dev/vetto-runtime/runtime"
@@ -15,11 +17,34 @@ func createFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "no-pivot", Usage: "do not use pivot root to jail process inside rootfs. This should be used whenever the rootfs is on top of a ramdisk"},
 		&cli.BoolFlag{Name: "no-new-keyring", Usage: "do not create a new session keyring for the container. This will cause the container to inherit the calling processes session key"},
 		&cli.IntFlag{Name: "preserve-fds", Usage: "Pass N additional file descriptors to the container (stdio + $LISTEN_FDS + N in total)"},
+		&cli.StringFlag{Name: "security-level", Usage: "strict, standard or degraded (default standard; the bundle's dev.vetto.level annotation may raise it)"},
+		&cli.StringSliceFlag{Name: "allow-degraded", Usage: "at level standard, accept these missing features, named and recorded (landlock, network, limits, cgroup-kill)"},
+		&cli.BoolFlag{Name: "dry-run", Usage: "compile and check everything, print the plan marked NOT ENFORCED, create nothing"},
 	}
 }
 
-func createOptions(c *cli.Context) runtime.CreateOptions {
+func securityOptions(c *cli.Context) (runtime.Security, error) {
+	var sec runtime.Security
+	if v := c.String("security-level"); v != "" {
+		l, err := runtime.ParseLevel(v)
+		if err != nil {
+			return sec, err
+		}
+		sec.Level, sec.LevelSet = l, true
+	}
+	allowed, err := runtime.ParseFeatures(c.StringSlice("allow-degraded"))
+	if err != nil {
+		return sec, err
+	}
+	sec.AllowDegraded = allowed
+	sec.DryRun = c.Bool("dry-run")
+	return sec, nil
+}
+
+func createOptions(c *cli.Context) (runtime.CreateOptions, error) {
+	sec, err := securityOptions(c)
 	return runtime.CreateOptions{
+		Security:      sec,
 		ID:            c.Args().First(),
 		Bundle:        c.String("bundle"),
 		PidFile:       c.String("pid-file"),
@@ -28,7 +53,17 @@ func createOptions(c *cli.Context) runtime.CreateOptions {
 		NoPivot:       c.Bool("no-pivot"),
 		NoNewKeyring:  c.Bool("no-new-keyring"),
 		SystemdCgroup: c.Bool("systemd-cgroup"),
+	}, err
+}
+
+// dryRun prints the plan of a create or run; it creates nothing.
+func dryRun(c *cli.Context, r *runtime.Runtime, opts runtime.CreateOptions) error {
+	line, err := r.DryRun(opts)
+	if err != nil {
+		return err
 	}
+	fmt.Fprintln(c.App.Writer, line)
+	return nil
 }
 
 func createCommand() *cli.Command {
@@ -49,7 +84,14 @@ vetto-runtime checks the live init from the host and destroys it on failure.`,
 			if err != nil {
 				return err
 			}
-			return r.Create(createOptions(c))
+			opts, err := createOptions(c)
+			if err != nil {
+				return err
+			}
+			if opts.Security.DryRun {
+				return dryRun(c, r, opts)
+			}
+			return r.Create(opts)
 		},
 	}
 }
@@ -96,8 +138,15 @@ signal N).`,
 			if err != nil {
 				return err
 			}
+			opts, err := createOptions(c)
+			if err != nil {
+				return err
+			}
+			if opts.Security.DryRun {
+				return dryRun(c, r, opts)
+			}
 			code, err := r.Run(runtime.RunOptions{
-				CreateOptions: createOptions(c),
+				CreateOptions: opts,
 				Detach:        c.Bool("detach"),
 				Keep:          c.Bool("keep"),
 				NoSubreaper:   c.Bool("no-subreaper"),

@@ -21,9 +21,9 @@ var rules = map[string]struct {
 	ours       []string
 	thirdParty []string
 }{
-	"spec":        {nil, []string{"github.com/opencontainers/runtime-spec/"}},
+	"spec":        {nil, []string{"github.com/opencontainers/runtime-spec/", "github.com/BurntSushi/toml"}},
 	"hooks":       {[]string{"spec"}, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/"}},
-	"runtime":     {[]string{"spec", "hooks"}, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/"}},
+	"runtime":     {[]string{"spec", "hooks"}, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/", "github.com/BurntSushi/toml", "github.com/gowebpki/jcs"}},
 	"linux":       {[]string{"spec", "hooks", "runtime"}, []string{"github.com/opencontainers/", "github.com/containerd/console", "github.com/sirupsen/logrus", "golang.org/x/sys/"}},
 	"darwin":      {[]string{"spec", "hooks", "runtime"}, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/"}},
 	"windows":     {[]string{"spec", "hooks", "runtime"}, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/"}},

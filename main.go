@@ -67,6 +67,8 @@ func newApp(status *int) *cli.App {
 			&cli.StringFlag{Name: "log", Usage: "set the log file to write logs to (default is '/dev/stderr')"},
 			&cli.StringFlag{Name: "log-format", Value: "text", Usage: "set the log format ('text' (default), or 'json')"},
 			&cli.StringFlag{Name: "root", Value: defaultRoot(), Usage: "root directory for storage of container state (this should be located in tmpfs)"},
+			&cli.StringFlag{Name: "config", Value: runtime.DefaultFloorPath, Usage: "operator floor file (TOML): minimum level and forbidden requests; a missing default file means no floor"},
+			&cli.StringFlag{Name: "audit-log", Usage: "also append every audit event (transitions, verdicts, launches) to this JSONL file"},
 			&cli.BoolFlag{Name: "systemd-cgroup", Usage: "enable systemd cgroup support, expects cgroupsPath to be of form \"slice:prefix:name\" for e.g. \"system.slice:vetto:434234\"; fails if systemd is not running"},
 		},
 		Before: configureLogging,
@@ -80,6 +82,7 @@ func newApp(status *int) *cli.App {
 			listCommand(),
 			specCommand(),
 			featuresCommand(),
+			doctorCommand(),
 		},
 	}
 	return app
@@ -142,7 +145,32 @@ func newRuntime(c *cli.Context) (*runtime.Runtime, error) {
 	if abs == "/" {
 		return nil, runtime.Errorf(runtime.ErrInvalidInput, "--root must not be /")
 	}
-	return runtime.New(abs, newBackend(), namespaceFacts(), logrus.Warnf)
+	r, err := runtime.New(abs, newBackend(), hostFacts(), logrus.Warnf)
+	if err != nil {
+		return nil, err
+	}
+	if r.Floor, err = runtime.LoadFloor(c.String("config"), c.IsSet("config")); err != nil {
+		return nil, err
+	}
+	r.Environ = os.Environ()
+	if p := c.String("audit-log"); p != "" {
+		if r.Store.AuditLog, err = filepath.Abs(p); err != nil {
+			return nil, err
+		}
+	}
+	r.Launchf = launchf
+	return r, nil
+}
+
+// launchf prints the launch line: to stderr for a person, or into --log
+// when a supervisor set one (then stderr may be the container's own
+// stream, which must not carry our lines).
+func launchf(format string, args ...any) {
+	if logToStderr() {
+		fmt.Fprintf(os.Stderr, format+"\n", args...)
+		return
+	}
+	logrus.Infof(format, args...)
 }
 
 // args checks the number of positional arguments the way runc does.

@@ -2,8 +2,11 @@ package hooks
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	goruntime "runtime"
 	"strconv"
+	"strings"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"golang.org/x/sys/unix"
@@ -52,4 +55,59 @@ func statNS(path string) (NamespaceID, error) {
 		return NamespaceID{}, fmt.Errorf("stat %s: %w", path, err)
 	}
 	return NamespaceID{Dev: uint64(st.Dev), Ino: st.Ino}, nil //nolint:unconvert // Dev is uint32 on some arches
+}
+
+// ProcFacts reads every pre-launch fact from the host's /proc and cgroupfs.
+type ProcFacts struct{ ProcNamespaces }
+
+var _ Facts = ProcFacts{}
+
+func (ProcFacts) Status(pid int) (ProcStatus, error) {
+	path := "/proc/" + strconv.Itoa(pid) + "/status"
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return ProcStatus{}, err
+	}
+	return parseStatus(string(data))
+}
+
+func (ProcFacts) IDMap(pid int, which string) ([]IDMapping, error) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/" + which)
+	if err != nil {
+		return nil, err
+	}
+	return parseIDMap(string(data))
+}
+
+func (ProcFacts) InCgroup(dir string, pid int) (bool, error) {
+	data, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+	if err != nil {
+		return false, err
+	}
+	want := strconv.Itoa(pid)
+	for _, line := range strings.Fields(string(data)) {
+		if line == want {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+func (ProcFacts) CgroupFile(dir, name string) (string, error) {
+	data, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(data)), nil
+}
+
+func (ProcFacts) CgroupHas(dir, name string) (bool, error) {
+	_, err := os.Stat(filepath.Join(dir, name))
+	if err == nil {
+		return true, nil
+	}
+	if os.IsNotExist(err) {
+		return false, nil
+	}
+	return false, err
 }

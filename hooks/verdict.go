@@ -18,10 +18,13 @@ const (
 // Every Result here is judged from host facts (/proc read by the runtime),
 // never from what the container says of itself.
 type Result struct {
-	Check    string  `json:"check"`
-	Verdict  Verdict `json:"verdict"`
-	Expected string  `json:"expected,omitempty"`
-	Found    string  `json:"found,omitempty"`
+	Check   string  `json:"check"`
+	Verdict Verdict `json:"verdict"`
+	// Feature names the degradable feature a failure of this check means
+	// (e.g. "limits"); empty when a failure is never acceptable.
+	Feature  string `json:"feature,omitempty"`
+	Expected string `json:"expected,omitempty"`
+	Found    string `json:"found,omitempty"`
 }
 
 func (r Result) String() string {

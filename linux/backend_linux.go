@@ -95,6 +95,7 @@ func (b *Backend) Create(req *runtime.CreateRequest) (_ runtime.Container, _ run
 			}
 		}
 	}()
+	injectFault(config, proc)
 	if err := lc.Start(proc); err != nil {
 		return nil, nil, mapErr(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
@@ -27,6 +28,8 @@ type CreateOptions struct {
 	NoNewKeyring  bool
 	SystemdCgroup bool
 
+	Security Security
+
 	// detach is false only for run in the foreground.
 	foreground  bool
 	noSubreaper bool
@@ -42,7 +45,8 @@ type created struct {
 	rec  *Record
 	c    Container
 	fg   Foreground
-	spec *specFile
+	plan *Plan
+	sec  Security
 }
 
 // Create builds the container and leaves its init waiting for start. On any
@@ -69,34 +73,23 @@ func (r *Runtime) create(opts CreateOptions) (_ *created, retErr error) {
 	if err := ValidateID(opts.ID); err != nil {
 		return nil, err
 	}
-	bundle, s, err := loadBundle(opts.Bundle)
+	bundle, effective, err := r.effectiveSpec(opts)
 	if err != nil {
 		return nil, fmt.Errorf("create %q: %w", opts.ID, err)
 	}
-	if err := checkTerminal(s.Process.Terminal, opts); err != nil {
-		return nil, fmt.Errorf("create %q: %w", opts.ID, err)
-	}
-	if opts.PreserveFDs < 0 {
-		return nil, Errorf(ErrInvalidInput, "create %q: --preserve-fds must not be negative", opts.ID)
-	}
-	effective, err := spec.Resolve(s, bundle)
+	plan, err := r.plan(opts.ID, effective, opts.Security)
 	if err != nil {
 		return nil, fmt.Errorf("create %q: %w", opts.ID, err)
 	}
-	if effective.Linux != nil && effective.Linux.CgroupsPath == "" && !opts.SystemdCgroup {
-		// Group our containers under one parent so that what we leave
-		// behind is easy to see; runc would use /<id> at the top.
-		effective.Linux.CgroupsPath = DefaultCgroupParent + "/" + opts.ID
-	}
-	if err := checkRootfs(effective.Root.Path); err != nil {
-		return nil, fmt.Errorf("create %q: %w", opts.ID, err)
+	for _, w := range plan.Warnings {
+		r.Warnf("%s", w)
 	}
 
 	l, err := r.Store.createDirLocked(opts.ID)
 	if err != nil {
 		return nil, err
 	}
-	cr := &created{lock: l}
+	cr := &created{lock: l, plan: plan, sec: opts.Security}
 	defer func() {
 		if retErr != nil {
 			r.abandonLocked(cr)
@@ -111,15 +104,22 @@ func (r *Runtime) create(opts CreateOptions) (_ *created, retErr error) {
 		Backend:     r.Backend.Name(),
 		State:       StateRequested,
 		Annotations: effective.Annotations,
+		Level:       plan.Level,
+		SpecHash:    plan.Hash(),
+		Degraded:    plan.Degraded,
 	}
 	if err := r.Store.writeRecordLocked(cr.rec); err != nil {
 		return nil, fmt.Errorf("create %q: %w", opts.ID, err)
 	}
+	for _, w := range plan.Warnings {
+		_ = r.Store.auditLocked(AuditEvent{ID: opts.ID, Spec: plan.Hash(), Level: plan.Level.String(), Event: "warning", Reason: w}, false)
+	}
 	if err := r.Store.moveLocked(cr.rec, StateValidated, ""); err != nil {
 		return nil, err
 	}
-	cr.spec, err = r.Store.freezeSpecLocked(opts.ID, effective)
-	if err != nil {
+	// Frozen: from here on the stored bytes, the hash and the object the
+	// backend gets are one and the same.
+	if err := r.Store.freezeSpecLocked(opts.ID, plan.frozen); err != nil {
 		return nil, fmt.Errorf("create %q: %w", opts.ID, err)
 	}
 	if err := r.Store.moveLocked(cr.rec, StateCompiled, ""); err != nil {
@@ -130,7 +130,7 @@ func (r *Runtime) create(opts CreateOptions) (_ *created, retErr error) {
 		ID:            opts.ID,
 		Dir:           r.Store.BackendDir(opts.ID),
 		Bundle:        bundle,
-		Spec:          cr.spec.spec,
+		Spec:          plan.frozen.spec,
 		ConsoleSocket: opts.ConsoleSocket,
 		PreserveFDs:   opts.PreserveFDs,
 		NoPivot:       opts.NoPivot,
@@ -150,20 +150,103 @@ func (r *Runtime) create(opts CreateOptions) (_ *created, retErr error) {
 	if err := r.verifyPreLaunchLocked(cr); err != nil {
 		return nil, fmt.Errorf("create %q: %w", opts.ID, err)
 	}
+	cr.rec.LaunchLine = plan.LaunchLine()
+	if err := r.Store.writeRecordLocked(cr.rec); err != nil {
+		return nil, err
+	}
+	_ = r.Store.auditLocked(AuditEvent{ID: opts.ID, Spec: plan.Hash(), Level: plan.Level.String(), Event: "launch", Reason: cr.rec.LaunchLine}, true)
+	r.Launchf("%s", cr.rec.LaunchLine)
 	return cr, nil
 }
 
-// verifyPreLaunchLocked judges the live init from host facts before it may
-// exec the user's process, and moves the container to Launchable.
-func (r *Runtime) verifyPreLaunchLocked(cr *created) error {
-	if r.Namespaces != nil && cr.spec.spec.Linux != nil {
-		pid := cr.c.InitPid()
-		results := hooks.CheckNamespaces(pid, cr.spec.spec.Linux.Namespaces, r.Namespaces)
-		if bad := hooks.Failed(results); bad != "" {
-			_ = r.Store.moveLocked(cr.rec, StatePreLaunchFailed, bad)
-			return Errorf(ErrPreLaunchFailed, "init pid %d: %s", pid, bad)
-		}
+// DryRun compiles and checks a create (or run) and returns its plan's
+// line, marked NOT ENFORCED. Nothing is created: no state, no process.
+func (r *Runtime) DryRun(opts CreateOptions) (string, error) {
+	if err := ValidateID(opts.ID); err != nil {
+		return "", err
 	}
+	_, effective, err := r.effectiveSpec(opts)
+	if err != nil {
+		return "", fmt.Errorf("create %q: %w", opts.ID, err)
+	}
+	plan, err := r.plan(opts.ID, effective, opts.Security)
+	if err != nil {
+		return "", fmt.Errorf("create %q: %w", opts.ID, err)
+	}
+	for _, w := range plan.Warnings {
+		r.Warnf("%s", w)
+	}
+	return plan.DryRunLine(), nil
+}
+
+// effectiveSpec loads and validates the bundle and makes the runtime's
+// changes to the spec: resolved paths and the default cgroup path. After
+// it, nothing changes the spec any more.
+func (r *Runtime) effectiveSpec(opts CreateOptions) (string, *specs.Spec, error) {
+	bundle, s, err := loadBundle(opts.Bundle)
+	if err != nil {
+		return "", nil, err
+	}
+	if err := checkTerminal(s.Process.Terminal, opts); err != nil {
+		return "", nil, err
+	}
+	if opts.PreserveFDs < 0 {
+		return "", nil, Errorf(ErrInvalidInput, "--preserve-fds must not be negative")
+	}
+	effective, err := spec.Resolve(s, bundle)
+	if err != nil {
+		return "", nil, err
+	}
+	if effective.Linux != nil && effective.Linux.CgroupsPath == "" && !opts.SystemdCgroup {
+		// Group our containers under one parent so that what we leave
+		// behind is easy to see; runc would use /<id> at the top.
+		effective.Linux.CgroupsPath = DefaultCgroupParent + "/" + opts.ID
+	}
+	if err := checkRootfs(effective.Root.Path); err != nil {
+		return "", nil, err
+	}
+	return bundle, effective, nil
+}
+
+// verifyPreLaunchLocked judges the live init from host facts before it may
+// exec the user's process (DESIGN.md §6), and moves the container to
+// Launchable. A failing check destroys the container (exit 125), unless it
+// is a degradation the level accepts, which is then recorded.
+func (r *Runtime) verifyPreLaunchLocked(cr *created) error {
+	if r.Facts == nil {
+		return r.passPreLaunchLocked(cr, nil)
+	}
+	pid := cr.c.InitPid()
+	results := hooks.PreLaunch(hooks.PreLaunchInput{
+		Pid:               pid,
+		Spec:              cr.plan.frozen.spec,
+		CgroupPaths:       cr.c.CgroupPaths(),
+		RequireCgroupKill: cr.plan.Level == LevelStrict,
+	}, r.Facts)
+	_ = r.Store.auditLocked(AuditEvent{ID: cr.rec.ID, Spec: cr.rec.SpecHash, Level: cr.rec.Level.String(), Event: "verdicts", Results: results}, true)
+	var fatal []string
+	for _, res := range results {
+		if res.Verdict == hooks.Pass {
+			continue
+		}
+		if res.Feature != "" && res.Verdict == hooks.Fail {
+			if err := acceptDegradation(cr.plan.Level, cr.sec, res.Feature, res.String()); err == nil {
+				cr.rec.Degraded = append(cr.rec.Degraded, res.Feature+": "+res.String())
+				cr.plan.Degraded = append(cr.plan.Degraded, res.Feature+": "+res.String())
+				continue
+			}
+		}
+		fatal = append(fatal, res.String())
+	}
+	if len(fatal) > 0 {
+		bad := strings.Join(fatal, "; ")
+		_ = r.Store.moveLocked(cr.rec, StatePreLaunchFailed, bad)
+		return Errorf(ErrPreLaunchFailed, "pre-launch verification of init pid %d failed: %s", pid, bad)
+	}
+	return r.passPreLaunchLocked(cr, results)
+}
+
+func (r *Runtime) passPreLaunchLocked(cr *created, _ []hooks.Result) error {
 	if err := r.Store.moveLocked(cr.rec, StateVerified, ""); err != nil {
 		return err
 	}
@@ -173,13 +256,15 @@ func (r *Runtime) verifyPreLaunchLocked(cr *created) error {
 // abandonLocked undoes a create that failed part-way: kill and destroy what
 // the backend built, remove the state directory, release the lock.
 func (r *Runtime) abandonLocked(cr *created) {
-	if cr.fg != nil {
-		cr.fg.Close()
-	}
+	// Kill before closing stdio: closing waits for the container's output
+	// to drain, which only ends when its processes are gone.
 	if cr.c != nil {
 		if err := killAndDestroy(cr.c); err != nil {
 			r.Warnf("clean up failed create of %q: %v", cr.rec.ID, err)
 		}
+	}
+	if cr.fg != nil {
+		cr.fg.Close()
 	}
 	if cr.rec != nil {
 		if err := r.Store.removeLocked(cr.rec.ID); err != nil {

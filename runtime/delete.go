@@ -61,7 +61,15 @@ func (r *Runtime) deleteLocked(rec *Record, c Container, force bool) error {
 			return fmt.Errorf("delete %q: %w", rec.ID, err)
 		}
 	}
-	sp, specErr := r.Store.readSpec(rec.ID)
+	// A stored spec that no longer matches its hash is not trusted: its
+	// poststop hooks would be commands someone else chose, run on the host.
+	sp, specErr := r.Store.readSpec(rec)
+	if specErr != nil && c != nil {
+		r.Warnf("delete %q: not running poststop hooks: %v", rec.ID, specErr)
+	}
+	if Transition(rec.State, StateTerminated) == nil {
+		_ = r.Store.moveLocked(rec, StateTerminated, "")
+	}
 	if err := r.Store.removeLocked(rec.ID); err != nil {
 		return fmt.Errorf("delete %q: %w", rec.ID, err)
 	}

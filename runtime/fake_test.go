@@ -58,7 +58,7 @@ func (c *fakeContainer) Status() (Status, error)                  { return c.sta
 func (c *fakeContainer) InitPid() int                             { return c.b.initPid }
 func (c *fakeContainer) OCIState() (*specs.State, error)          { return &specs.State{ID: c.id}, nil }
 func (c *fakeContainer) Start(*specs.Spec) error                  { c.status = StatusRunning; return nil }
-func (c *fakeContainer) CgroupPaths() map[string]string           { return nil }
+func (c *fakeContainer) CgroupPaths() map[string]string           { return map[string]string{"": "/fake"} }
 func (c *fakeContainer) Signal(sig syscall.Signal, all bool) error {
 	if sig == syscall.SIGKILL {
 		c.status = StatusStopped
@@ -80,8 +80,13 @@ func (f fakeNamespaces) Of(pid int, t specs.LinuxNamespaceType) (nsID, error) {
 	}
 	return nsID{Dev: 4, Ino: 2}, nil
 }
-func (fakeNamespaces) Host(specs.LinuxNamespaceType) (nsID, error) { return nsID{Dev: 4, Ino: 1}, nil }
-func (fakeNamespaces) Path(string) (nsID, error)                   { return nsID{Dev: 4, Ino: 1}, nil }
+func (fakeNamespaces) Host(specs.LinuxNamespaceType) (nsID, error)  { return nsID{Dev: 4, Ino: 1}, nil }
+func (fakeNamespaces) Path(string) (nsID, error)                    { return nsID{Dev: 4, Ino: 1}, nil }
+func (fakeNamespaces) Status(int) (hooks.ProcStatus, error)         { return hooks.ProcStatus{}, nil }
+func (fakeNamespaces) IDMap(int, string) ([]hooks.IDMapping, error) { return nil, nil }
+func (fakeNamespaces) InCgroup(string, int) (bool, error)           { return true, nil }
+func (fakeNamespaces) CgroupFile(string, string) (string, error)    { return "", nil }
+func (fakeNamespaces) CgroupHas(string, string) (bool, error)       { return true, nil }
 
 func writeBundle(t *testing.T, edit func(*specs.Spec)) string {
 	t.Helper()

@@ -9,32 +9,33 @@ import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 )
 
-// specFile is the effective spec as stored in the container's directory:
-// the one object the backend was handed, kept so that start and delete run
-// the hooks that create saw, whatever happens to the bundle meanwhile.
-type specFile struct {
-	spec *specs.Spec
+// freezeSpecLocked stores the frozen spec's bytes in the container's
+// directory: start and delete run the hooks that create saw, whatever
+// happens to the bundle meanwhile, and start re-hashes them to prove they
+// are still what was verified.
+func (s Store) freezeSpecLocked(id string, f *frozenSpec) error {
+	return writeFileAtomic(filepath.Join(s.dir(id), specFileName), f.data, 0o600)
 }
 
-func (s Store) freezeSpecLocked(id string, sp *specs.Spec) (*specFile, error) {
-	data, err := json.Marshal(sp)
+// readSpec loads the stored frozen spec and checks it against the hash
+// recorded at create; any difference is ErrSpecMismatch.
+func (s Store) readSpec(rec *Record) (*specs.Spec, error) {
+	data, err := os.ReadFile(filepath.Join(s.dir(rec.ID), specFileName))
 	if err != nil {
-		return nil, fmt.Errorf("encode effective spec: %w", err)
+		return nil, fmt.Errorf("read effective spec of %q: %w", rec.ID, err)
 	}
-	if err := writeFileAtomic(filepath.Join(s.dir(id), specFileName), data, 0o600); err != nil {
-		return nil, err
-	}
-	return &specFile{spec: sp}, nil
-}
-
-func (s Store) readSpec(id string) (*specs.Spec, error) {
-	data, err := os.ReadFile(filepath.Join(s.dir(id), specFileName))
-	if err != nil {
-		return nil, fmt.Errorf("read effective spec of %q: %w", id, err)
+	if rec.SpecHash != "" {
+		h, err := specHash(data)
+		if err != nil {
+			return nil, Errorf(ErrSpecMismatch, "effective spec of %q: %w", rec.ID, err)
+		}
+		if h != rec.SpecHash {
+			return nil, Errorf(ErrSpecMismatch, "effective spec of %q changed after create: sha256 %s, frozen %s", rec.ID, shortHash(h), shortHash(rec.SpecHash))
+		}
 	}
 	var sp specs.Spec
 	if err := json.Unmarshal(data, &sp); err != nil {
-		return nil, fmt.Errorf("read effective spec of %q: %w", id, err)
+		return nil, fmt.Errorf("read effective spec of %q: %w", rec.ID, err)
 	}
 	return &sp, nil
 }

@@ -26,9 +26,13 @@ type StateView struct {
 
 // VettoView is vetto's part of the state.
 type VettoView struct {
-	State   State  `json:"state"`
-	Backend string `json:"backend"`
-	Reason  string `json:"reason,omitempty"`
+	State      State    `json:"state"`
+	Backend    string   `json:"backend"`
+	Level      Level    `json:"level"`
+	SpecHash   string   `json:"specHash,omitempty"`
+	Degraded   []string `json:"degraded,omitempty"`
+	LaunchLine string   `json:"launchLine,omitempty"`
+	Reason     string   `json:"reason,omitempty"`
 }
 
 // State reads container id's state without taking its lock: records are
@@ -51,7 +55,10 @@ func (r *Runtime) State(id string) (*StateView, error) {
 		Created:     rec.Created,
 		Annotations: rec.Annotations,
 		Owner:       rec.Owner,
-		Vetto:       VettoView{State: rec.State, Backend: rec.Backend, Reason: rec.Reason},
+		Vetto: VettoView{
+			State: rec.State, Backend: rec.Backend, Level: rec.Level, SpecHash: rec.SpecHash,
+			Degraded: rec.Degraded, LaunchLine: rec.LaunchLine, Reason: rec.Reason,
+		},
 	}
 	c, err := r.Backend.Load(r.Store.BackendDir(id), id)
 	switch {

@@ -11,23 +11,29 @@ import (
 type Runtime struct {
 	Store   Store
 	Backend Backend
-	// Namespaces reads namespace facts of live processes for the
-	// pre-launch check; nil on platforms without namespaces.
-	Namespaces hooks.NamespaceFacts
+	// Facts reads host facts of live processes for the pre-launch
+	// verification; nil on platforms without namespaces.
+	Facts hooks.Facts
+	// Floor is the operator's floor; nil means none.
+	Floor *Floor
+	// Environ is the runtime's environment, scanned for VETTO_* overrides.
+	Environ []string
+	// Launchf prints the launch line (stderr, or the log).
+	Launchf func(format string, args ...any)
 	// Warnf reports a problem that does not fail the operation (a failing
 	// poststop hook, say). It must not be nil.
 	Warnf func(format string, args ...any)
 }
 
 // New returns a Runtime; root must be absolute.
-func New(root string, b Backend, ns hooks.NamespaceFacts, warnf func(string, ...any)) (*Runtime, error) {
+func New(root string, b Backend, facts hooks.Facts, warnf func(string, ...any)) (*Runtime, error) {
 	if root == "" || root[0] != '/' {
 		return nil, Errorf(ErrInvalidInput, "state root %q must be an absolute path", root)
 	}
 	if warnf == nil {
 		warnf = func(string, ...any) {}
 	}
-	return &Runtime{Store: Store{Root: root}, Backend: b, Namespaces: ns, Warnf: warnf}, nil
+	return &Runtime{Store: Store{Root: root}, Backend: b, Facts: facts, Warnf: warnf, Launchf: warnf}, nil
 }
 
 // loadLocked locks container id and loads its record and backend container.

@@ -40,8 +40,16 @@ func (r *Runtime) startLocked(rec *Record, c Container) error {
 	if rec.State != StateLaunchable {
 		return Errorf(ErrWrongState, "start %q: container is %s, not Launchable", rec.ID, rec.State)
 	}
-	sp, err := r.Store.readSpec(rec.ID)
+	// The spec must still be the one that was verified: its hooks are about
+	// to run, as root on the host for poststart.
+	sp, err := r.Store.readSpec(rec)
 	if err != nil {
+		if errors.Is(err, ErrSpecMismatch) {
+			if kerr := c.Signal(syscall.SIGKILL, true); kerr != nil && !errors.Is(kerr, ErrNotRunning) {
+				r.Warnf("stop %q after spec mismatch: %v", rec.ID, kerr)
+			}
+			_ = r.Store.moveLocked(rec, StateSpecMismatch, err.Error())
+		}
 		return fmt.Errorf("start %q: %w", rec.ID, err)
 	}
 	if err := c.Start(sp); err != nil {

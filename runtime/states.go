@@ -40,7 +40,7 @@ var transitions = map[State][]State{
 	StateCompiled:    {StateConstructed, StateSpawnFailed, StateSpecMismatch},
 	StateConstructed: {StateVerified, StatePreLaunchFailed, StateSpecMismatch, StateTerminating},
 	StateVerified:    {StateLaunchable, StateTerminating},
-	StateLaunchable:  {StateRunning, StateSpawnFailed, StateTerminating},
+	StateLaunchable:  {StateRunning, StateSpawnFailed, StateSpecMismatch, StateTerminating},
 	StateRunning:     {StateVerifiedRuntime, StatePostLaunchFailed, StateTerminating},
 	StateVerifiedRuntime: {
 		StateDriftDetected, StateTerminating,

@@ -30,6 +30,7 @@ var legal = map[[2]State]struct{}{
 	{StateVerified, StateTerminating}:              {},
 	{StateLaunchable, StateRunning}:                {},
 	{StateLaunchable, StateSpawnFailed}:            {},
+	{StateLaunchable, StateSpecMismatch}:           {},
 	{StateLaunchable, StateTerminating}:            {},
 	{StateRunning, StateVerifiedRuntime}:           {},
 	{StateRunning, StatePostLaunchFailed}:          {},

@@ -25,6 +25,8 @@ const (
 // Store is the --root directory that holds every container's state.
 type Store struct {
 	Root string
+	// AuditLog, if set, receives every audit event too (--audit-log).
+	AuditLog string
 }
 
 func (s Store) dir(id string) string { return filepath.Join(s.Root, id) }
@@ -45,6 +47,15 @@ type Record struct {
 	Annotations map[string]string `json:"annotations,omitempty"`
 	// Reason says why the container is in a fatal state.
 	Reason string `json:"reason,omitempty"`
+	// Level is the security level the container was launched at.
+	Level Level `json:"level"`
+	// SpecHash is sha256 of the frozen spec's RFC 8785 canonical form.
+	SpecHash string `json:"specHash,omitempty"`
+	// Degraded names each accepted degradation (at degraded, or allowed
+	// with --allow-degraded).
+	Degraded []string `json:"degraded,omitempty"`
+	// LaunchLine is the one line printed before the process ran.
+	LaunchLine string `json:"launchLine,omitempty"`
 }
 
 // createDirLocked makes the container's directory, failing with ErrExist if
@@ -121,11 +132,15 @@ func (s Store) moveLocked(r *Record, to State, reason string) error {
 	if err := Transition(r.State, to); err != nil {
 		return fmt.Errorf("container %q: %w", r.ID, err)
 	}
+	from := r.State
 	r.State = to
 	if reason != "" {
 		r.Reason = reason
 	}
-	return s.writeRecordLocked(r)
+	if err := s.writeRecordLocked(r); err != nil {
+		return err
+	}
+	return s.auditLocked(AuditEvent{ID: r.ID, Spec: r.SpecHash, Level: r.Level.String(), Event: "transition", From: from, To: to, Reason: reason}, to.Fatal())
 }
 
 // ids lists the directories under root that look like containers.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -107,10 +108,15 @@ func TestRecordRoundTripAndMoves(t *testing.T) {
 	if got.State != StateValidated || got.Bundle != "/b" {
 		t.Fatalf("read back %+v, want Validated with bundle /b", got)
 	}
-	// No temporary files are left beside the record.
+	// No temporary files are left beside the record and its audit log,
+	// which has the one transition.
 	entries, _ := os.ReadDir(s.dir("c1"))
-	if len(entries) != 1 {
-		t.Fatalf("state dir holds %d entries, want just %s", len(entries), recordFile)
+	if len(entries) != 2 {
+		t.Fatalf("state dir holds %d entries, want %s and %s", len(entries), recordFile, auditFile)
+	}
+	audit, _ := os.ReadFile(filepath.Join(s.dir("c1"), auditFile))
+	if !strings.Contains(string(audit), `"from":"Requested","to":"Validated"`) || strings.Count(string(audit), "\n") != 1 {
+		t.Fatalf("audit log %q, want one Requested->Validated line", audit)
 	}
 }
 

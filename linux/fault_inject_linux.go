@@ -1,0 +1,49 @@
+//go:build vetto_faultinject
+
+package linux
+
+import (
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/opencontainers/runc/libcontainer"
+	"github.com/opencontainers/runc/libcontainer/configs"
+)
+
+// FaultInjection is compiled in only with the vetto_faultinject build tag,
+// for the integration tests that prove the pre-launch verification catches
+// a backend that built something other than the frozen spec. It changes
+// the libcontainer config *after* the spec was frozen and hashed, as a bug
+// in the backend would:
+//
+//	TESTONLY_VETTO_FAULT=host-netns       join the runtime's (the host's) network namespace
+//	TESTONLY_VETTO_FAULT=drop-cap:CAP_X   drop CAP_X from the process
+//
+// The variable does not start with VETTO_ so that it is not refused as a
+// poisoned environment before the fault can be observed at standard.
+const FaultInjection = true
+
+func injectFault(config *configs.Config, proc *libcontainer.Process) {
+	fault := os.Getenv("TESTONLY_VETTO_FAULT")
+	switch {
+	case fault == "host-netns":
+		for i := range config.Namespaces {
+			if config.Namespaces[i].Type == configs.NEWNET {
+				config.Namespaces[i].Path = "/proc/" + strconv.Itoa(os.Getpid()) + "/ns/net"
+			}
+		}
+		config.Networks = nil
+	case strings.HasPrefix(fault, "drop-cap:"):
+		c := strings.TrimPrefix(fault, "drop-cap:")
+		if proc.Capabilities != nil {
+			drop := func(list []string) []string {
+				return slices.DeleteFunc(slices.Clone(list), func(s string) bool { return s == c })
+			}
+			proc.Capabilities.Effective = drop(proc.Capabilities.Effective)
+			proc.Capabilities.Permitted = drop(proc.Capabilities.Permitted)
+			proc.Capabilities.Bounding = drop(proc.Capabilities.Bounding)
+		}
+	}
+}

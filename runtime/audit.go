@@ -1,0 +1,69 @@
+package runtime
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/vetto-dev/vetto-runtime/hooks"
+)
+
+const auditFile = "audit.jsonl"
+
+// AuditEvent is one line of the audit log (DESIGN.md §10). The log only
+// records; nothing in it changes what is enforced.
+type AuditEvent struct {
+	Time    time.Time      `json:"time"`
+	ID      string         `json:"id"`
+	Spec    string         `json:"spec,omitempty"` // sha256 of the frozen spec
+	Level   string         `json:"level,omitempty"`
+	Event   string         `json:"event"` // transition, verdicts, launch, refused, warning
+	From    State          `json:"from,omitempty"`
+	To      State          `json:"to,omitempty"`
+	Reason  string         `json:"reason,omitempty"`
+	Results []hooks.Result `json:"results,omitempty"`
+}
+
+// auditLocked appends ev to the container's own log and, if set, to the
+// global --audit-log. Verdicts and refusals are fsync'd: they are the
+// evidence. A failure to audit is reported, never silently dropped.
+func (s Store) auditLocked(ev AuditEvent, sync bool) error {
+	ev.Time = time.Now().UTC()
+	line, err := json.Marshal(ev)
+	if err != nil {
+		return fmt.Errorf("encode audit event: %w", err)
+	}
+	line = append(line, '\n')
+	paths := []string{filepath.Join(s.dir(ev.ID), auditFile)}
+	if s.AuditLog != "" {
+		paths = append(paths, s.AuditLog)
+	}
+	for _, p := range paths {
+		if err := appendLine(p, line, sync); err != nil {
+			return fmt.Errorf("audit log %s: %w", p, err)
+		}
+	}
+	return nil
+}
+
+func appendLine(path string, line []byte, sync bool) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	// One write(2) of a whole line with O_APPEND: concurrent writers'
+	// lines never interleave.
+	if _, err := f.Write(line); err != nil {
+		f.Close()
+		return err
+	}
+	if sync {
+		if err := f.Sync(); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	return f.Close()
+}
