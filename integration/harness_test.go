@@ -124,7 +124,12 @@ func newEnv(t *testing.T) *env {
 
 // id returns a fresh container id and remembers it for the leak check.
 func (e *env) id() string {
-	name := strings.NewReplacer("/", "-", " ", "-").Replace(e.t.Name())
+	name := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '.' {
+			return r
+		}
+		return '-'
+	}, e.t.Name())
 	if len(name) > 40 {
 		name = name[:40]
 	}
