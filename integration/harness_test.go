@@ -22,7 +22,9 @@ import (
 )
 
 var (
-	// binary is the vetto-runtime under test: $VETTO_BINARY, or built once.
+	// binary is the vetto-runtime under test: $TESTONLY_VETTO_BINARY, or
+	// built once. (Not VETTO_*: the runtime refuses such variables at
+	// strict, and this one is in its environment.)
 	binary string
 	// rootfs is a shared busybox root filesystem, mounted read-only.
 	rootfs string
@@ -48,7 +50,7 @@ func testMain(m *testing.M) int {
 	}
 	defer os.RemoveAll(tmp)
 
-	binary = os.Getenv("VETTO_BINARY")
+	binary = os.Getenv("TESTONLY_VETTO_BINARY")
 	if binary == "" {
 		binary = filepath.Join(tmp, "vetto-runtime")
 		build := exec.Command("go", "build", "-tags", "seccomp", "-o", binary, "..")
