@@ -36,7 +36,7 @@ unit: deps ## unit tests, with the race detector
 	$(GO) test -tags $(TAGS) -race -count=1 ./...
 
 integration: build ## run real containers with the built binary (root)
-	cd integration && VETTO_BINARY=$(CURDIR)/$(BIN) $(GO) test -tags $(TAGS) -count=1 -timeout 20m -v . 2>&1 | \
+	cd integration && TESTONLY_VETTO_BINARY=$(CURDIR)/$(BIN) $(GO) test -tags $(TAGS) -count=1 -timeout 20m -v . 2>&1 | \
 		grep -Ev '^=== (RUN|PAUSE|CONT)' ; exit $${PIPESTATUS[0]}
 
 lint: ## gofmt, go vet (all platforms), staticcheck when installable
