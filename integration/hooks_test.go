@@ -46,7 +46,8 @@ func hookSet(s *specs.Spec, phase string, list ...specs.Hook) {
 	}
 	switch phase {
 	case "prestart":
-		s.Hooks.Prestart = list //nolint:staticcheck // deprecated, still in the spec and run by runc
+		//lint:ignore SA1019 deprecated in the spec, still honoured, so tested
+		s.Hooks.Prestart = list
 	case "createRuntime":
 		s.Hooks.CreateRuntime = list
 	case "createContainer":

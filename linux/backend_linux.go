@@ -90,7 +90,10 @@ func (b *Backend) Create(req *runtime.CreateRequest) (_ runtime.Container, _ run
 	}
 	var fg *foreground
 	if req.Foreground {
-		fg = newForeground(proc, io, !req.NoSubreaper)
+		if fg, err = newForeground(proc, io, !req.NoSubreaper); err != nil {
+			io.close()
+			return nil, nil, err
+		}
 	}
 	defer func() {
 		if retErr != nil {

@@ -1,6 +1,7 @@
 package linux
 
 import (
+	"fmt"
 	"os"
 	"os/signal"
 
@@ -26,15 +27,18 @@ type foreground struct {
 // newForeground registers for every signal before the container starts, so
 // neither the init's SIGCHLD nor a user's ^C can slip past, and makes us a
 // child subreaper so orphans inside a shared-pid container are reaped here.
-func newForeground(proc *libcontainer.Process, io *stdio, subreaper bool) *foreground {
+func newForeground(proc *libcontainer.Process, io *stdio, subreaper bool) (*foreground, error) {
 	if subreaper {
+		// Without it, processes that leave the container's init would be
+		// reaped by someone else and escape our accounting: fail, do not
+		// warn and go on.
 		if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
-			logrus.Warnf("set child subreaper: %v", err)
+			return nil, fmt.Errorf("become child subreaper (use --no-subreaper to run without): %w", err)
 		}
 	}
 	f := &foreground{proc: proc, io: io, signals: make(chan os.Signal, signalBuffer)}
 	signal.Notify(f.signals)
-	return f
+	return f, nil
 }
 
 // Wait forwards signals to the init until it exits and returns its status.

@@ -112,7 +112,9 @@ func (r *Runtime) create(opts CreateOptions) (_ *created, retErr error) {
 		return nil, fmt.Errorf("create %q: %w", opts.ID, err)
 	}
 	for _, w := range plan.Warnings {
-		_ = r.Store.auditLocked(AuditEvent{ID: opts.ID, Spec: plan.Hash(), Level: plan.Level.String(), Event: "warning", Reason: w}, false)
+		if err := r.Store.auditLocked(AuditEvent{ID: opts.ID, Spec: plan.Hash(), Level: plan.Level.String(), Event: "warning", Reason: w}, false); err != nil {
+			return nil, err
+		}
 	}
 	if err := r.Store.moveLocked(cr.rec, StateValidated, ""); err != nil {
 		return nil, err
@@ -154,7 +156,9 @@ func (r *Runtime) create(opts CreateOptions) (_ *created, retErr error) {
 	if err := r.Store.writeRecordLocked(cr.rec); err != nil {
 		return nil, err
 	}
-	_ = r.Store.auditLocked(AuditEvent{ID: opts.ID, Spec: plan.Hash(), Level: plan.Level.String(), Event: "launch", Reason: cr.rec.LaunchLine}, true)
+	if err := r.Store.auditLocked(AuditEvent{ID: opts.ID, Spec: plan.Hash(), Level: plan.Level.String(), Event: "launch", Reason: cr.rec.LaunchLine}, true); err != nil {
+		return nil, err
+	}
 	r.Launchf("%s", cr.rec.LaunchLine)
 	return cr, nil
 }
@@ -223,7 +227,11 @@ func (r *Runtime) verifyPreLaunchLocked(cr *created) error {
 		CgroupPaths:       cr.c.CgroupPaths(),
 		RequireCgroupKill: cr.plan.Level == LevelStrict,
 	}, r.Facts)
-	_ = r.Store.auditLocked(AuditEvent{ID: cr.rec.ID, Spec: cr.rec.SpecHash, Level: cr.rec.Level.String(), Event: "verdicts", Results: results}, true)
+	// The verdicts are the evidence: a launch whose evidence cannot be
+	// written does not go ahead.
+	if err := r.Store.auditLocked(AuditEvent{ID: cr.rec.ID, Spec: cr.rec.SpecHash, Level: cr.rec.Level.String(), Event: "verdicts", Results: results}, true); err != nil {
+		return err
+	}
 	var fatal []string
 	for _, res := range results {
 		if res.Verdict == hooks.Pass {

@@ -45,21 +45,16 @@ func (r *Runtime) startLocked(rec *Record, c Container) error {
 	sp, err := r.Store.readSpec(rec)
 	if err != nil {
 		if errors.Is(err, ErrSpecMismatch) {
-			if kerr := c.Signal(syscall.SIGKILL, true); kerr != nil && !errors.Is(kerr, ErrNotRunning) {
-				r.Warnf("stop %q after spec mismatch: %v", rec.ID, kerr)
-			}
 			_ = r.Store.moveLocked(rec, StateSpecMismatch, err.Error())
+			return stopAfterFailure(c, fmt.Errorf("start %q: %w", rec.ID, err))
 		}
 		return fmt.Errorf("start %q: %w", rec.ID, err)
 	}
 	if err := c.Start(sp); err != nil {
 		// The spec: a failing startContainer hook means "stop the
 		// container"; any other failure to start leaves nothing to run.
-		if kerr := c.Signal(syscall.SIGKILL, true); kerr != nil && !errors.Is(kerr, ErrNotRunning) {
-			r.Warnf("stop %q after failed start: %v", rec.ID, kerr)
-		}
 		_ = r.Store.moveLocked(rec, StateSpawnFailed, err.Error())
-		return fmt.Errorf("start %q: %w", rec.ID, err)
+		return stopAfterFailure(c, fmt.Errorf("start %q: %w", rec.ID, err))
 	}
 	if err := r.Store.moveLocked(rec, StateRunning, ""); err != nil {
 		return err
@@ -75,12 +70,19 @@ func (r *Runtime) startLocked(rec *Record, c Container) error {
 			err = hooks.RunOCI("poststart", sp.Hooks.Poststart, st)
 		}
 		if err != nil {
-			if kerr := c.Signal(syscall.SIGKILL, true); kerr != nil && !errors.Is(kerr, ErrNotRunning) {
-				r.Warnf("stop %q after failed poststart hook: %v", rec.ID, kerr)
-			}
 			_ = r.Store.moveLocked(rec, StateTerminating, err.Error())
-			return Errorf(ErrHookFailed, "start %q: %w", rec.ID, err)
+			return stopAfterFailure(c, Errorf(ErrHookFailed, "start %q: %w", rec.ID, err))
 		}
 	}
 	return nil
+}
+
+// stopAfterFailure SIGKILLs every process of a container whose start
+// failed. If that fails too, something may still run that must not: the
+// error then also says TeardownIncomplete (exit 125), never just the cause.
+func stopAfterFailure(c Container, cause error) error {
+	if err := c.Signal(syscall.SIGKILL, true); err != nil && !errors.Is(err, ErrNotRunning) {
+		return errors.Join(cause, Errorf(ErrTeardownIncomplete, "stop %q: %w", c.ID(), err))
+	}
+	return cause
 }
