@@ -11,6 +11,7 @@ GOFILES   := $(shell git ls-files '*.go' 2>/dev/null || find . -name '*.go')
 # Debian packages the build, tests and demo need.
 DEB_PKGS  := gcc libc6-dev pkg-config libseccomp-dev busybox-static util-linux jq
 
+SHELL     := /bin/bash
 export PATH := $(PATH):/usr/local/go/bin:$(HOME)/go/bin
 export CGO_ENABLED := 1
 
@@ -32,12 +33,13 @@ build: deps ## build bin/vetto-runtime (cgo, libseccomp)
 
 test: unit integration ## unit and integration tests (integration needs root)
 
-unit: deps ## unit tests, with the race detector
-	$(GO) test -tags $(TAGS) -race -count=1 ./...
+unit: deps ## unit tests, with the race detector (everything but integration/)
+	$(GO) test -tags $(TAGS) -race -count=1 $$($(GO) list ./... | grep -v /integration)
 
 integration: build ## run real containers with the built binary (root)
-	cd integration && TESTONLY_VETTO_BINARY=$(CURDIR)/$(BIN) $(GO) test -tags $(TAGS) -count=1 -timeout 20m -v . 2>&1 | \
-		grep -Ev '^=== (RUN|PAUSE|CONT)' ; exit $${PIPESTATUS[0]}
+	set -o pipefail; cd integration && TESTONLY_VETTO_BINARY=$(CURDIR)/$(BIN) \
+		$(GO) test -tags $(TAGS) -count=1 -timeout 20m -v . 2>&1 | grep -Ev '^=== (RUN|PAUSE|CONT)'
+
 
 lint: ## gofmt, go vet (all platforms), staticcheck when installable
 	@out=$$(gofmt -l $(GOFILES)); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
@@ -52,7 +54,7 @@ cross: ## build for darwin and windows (their backends refuse to launch for now)
 	GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 $(GO) build -o /dev/null .
 	GOOS=windows GOARCH=amd64 CGO_ENABLED=0 $(GO) build -o /dev/null .
 
-demo: build ## build, then run a sandboxed command in a busybox bundle
+demo: build ## build, then sandbox a command in this repository with the default policy (no image)
 	@./scripts/demo.sh $(BIN)
 
 install: build ## install the binary to $(PREFIX)/bin

@@ -88,12 +88,22 @@ func specCommand() *cli.Command {
 		Usage: "create a new specification file",
 		Description: `The spec command writes a starter config.json (runc's default: sh in a rootfs
 directory named "rootfs") into the bundle directory. It refuses to overwrite an
-existing config.json.`,
-		Flags: []cli.Flag{
+existing config.json.
+
+With --policy FILE or --profile P it compiles a sandbox policy instead: the
+command after -- (default: an interactive sh) runs in $PROJECT (--project,
+default the current directory) on the host's own system directories,
+read-only, or on --rootfs DIR. See 'vetto-runtime policy explain'.`,
+		ArgsUsage: "[-- ARGS…]",
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "bundle", Aliases: []string{"b"}, Usage: "path to the root of the bundle directory"},
 			&cli.BoolFlag{Name: "rootless", Usage: "generate a configuration for a rootless container"},
-		},
+			&cli.StringFlag{Name: "policy", Usage: "compile this policy file (TOML) into a sandbox for -- ARGS… (see 'policy explain')"},
+		}, policyFlags()...),
 		Action: func(c *cli.Context) error {
+			if policyRequested(c) {
+				return specFromPolicy(c)
+			}
 			if err := args(c, 0, 0); err != nil {
 				return err
 			}

@@ -83,6 +83,7 @@ func newApp(status *int) *cli.App {
 			specCommand(),
 			featuresCommand(),
 			doctorCommand(),
+			policyCommand(),
 		},
 	}
 	return app

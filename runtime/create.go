@@ -238,7 +238,7 @@ func (r *Runtime) verifyPreLaunchLocked(cr *created) error {
 			continue
 		}
 		if res.Feature != "" && res.Verdict == hooks.Fail {
-			if err := acceptDegradation(cr.plan.Level, cr.sec, res.Feature, res.String()); err == nil {
+			if err := acceptDegradation(cr.plan.Level, cr.plan.allow, res.Feature, res.String()); err == nil {
 				cr.rec.Degraded = append(cr.rec.Degraded, res.Feature+": "+res.String())
 				cr.plan.Degraded = append(cr.plan.Degraded, res.Feature+": "+res.String())
 				continue

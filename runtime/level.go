@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/vetto-dev/vetto-runtime/spec"
 )
 
 // Level is how much enforcement a launch demands (DESIGN.md §4).
@@ -53,12 +55,14 @@ func ParseLevel(s string) (Level, error) {
 	return 0, Errorf(ErrInvalidInput, "unknown security level %q (want strict, standard or degraded)", s)
 }
 
-// Annotations vetto-runtime reads from a bundle. The OCI spec has no fields
-// for these; other runtimes ignore them, which is why vetto verifies.
+// Annotations vetto-runtime reads from a bundle, as the policy compiler
+// writes them. The OCI spec has no fields for these; other runtimes ignore
+// them, which is why vetto verifies.
 const (
-	AnnotationLevel    = "dev.vetto.level"
-	AnnotationNet      = "dev.vetto.net"
-	AnnotationLandlock = "dev.vetto.landlock"
+	AnnotationLevel         = spec.AnnotationLevel
+	AnnotationNet           = spec.AnnotationNet
+	AnnotationLandlock      = spec.AnnotationLandlock
+	AnnotationAllowDegraded = spec.AnnotationAllowDegraded
 )
 
 // Degradable features, as named by --allow-degraded.

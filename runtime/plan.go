@@ -19,6 +19,9 @@ type Plan struct {
 	Degraded []string
 	Warnings []string
 	frozen   *frozenSpec
+	// allow is --allow-degraded joined with the bundle's
+	// dev.vetto.allow-degraded annotation.
+	allow map[string]bool
 }
 
 // Hash is the frozen spec's sha256.
@@ -57,7 +60,23 @@ func (r *Runtime) plan(id string, s *specs.Spec, sec Security) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Plan{ID: id, Backend: r.Backend.Name(), Level: level, Tier: tier(s), Net: netMode(s)}
+	p := &Plan{ID: id, Backend: r.Backend.Name(), Level: level, Tier: tier(s), Net: netMode(s), allow: map[string]bool{}}
+	for f := range sec.AllowDegraded {
+		p.allow[f] = true
+	}
+	// A compiled policy carries its allow_degraded here, as it carries its
+	// level in dev.vetto.level: the bundle's author accepts the named
+	// degradations at standard. Strict still allows none, each one is
+	// printed and recorded, and the operator's floor (min_level) bounds it.
+	if a, ok := s.Annotations[AnnotationAllowDegraded]; ok {
+		fs, err := ParseFeatures([]string{a})
+		if err != nil {
+			return nil, Errorf(ErrInvalidInput, "annotation %s: %w", AnnotationAllowDegraded, err)
+		}
+		for f := range fs {
+			p.allow[f] = true
+		}
+	}
 
 	// The environment never weakens anything; a VETTO_* variable that is
 	// not a documented input is a sign of someone trying (a diagnostic
@@ -96,7 +115,7 @@ func (r *Runtime) plan(id string, s *specs.Spec, sec Security) (*Plan, error) {
 	}
 	sort.Strings(features)
 	for _, f := range features {
-		if err := acceptDegradation(level, sec, f, missing[f]); err != nil {
+		if err := acceptDegradation(level, p.allow, f, missing[f]); err != nil {
 			return nil, err
 		}
 		p.Degraded = append(p.Degraded, f+": "+missing[f])
@@ -110,11 +129,11 @@ func (r *Runtime) plan(id string, s *specs.Spec, sec Security) (*Plan, error) {
 // acceptDegradation decides whether feature may be missing at level:
 // never at strict, at standard only when --allow-degraded names it, always
 // at degraded (where it is recorded and printed).
-func acceptDegradation(level Level, sec Security, feature, why string) error {
+func acceptDegradation(level Level, allow map[string]bool, feature, why string) error {
 	switch {
 	case level == LevelStrict:
 		return Errorf(ErrDegradedRefused, "%s; level strict allows no degradation", why)
-	case level == LevelStandard && !sec.AllowDegraded[feature]:
+	case level == LevelStandard && !allow[feature]:
 		return Errorf(ErrDegradedRefused, "%s; refused at level standard (accept it with --allow-degraded=%s, or use --security-level degraded)", why, feature)
 	}
 	return nil

@@ -55,6 +55,15 @@ func TestPlan(t *testing.T) {
 		{"landlock refused at standard", func(s *specs.Spec) { s.Annotations = map[string]string{AnnotationLandlock: "{}"} }, Security{}, nil, nil, ErrDegradedRefused, 0, "", "--allow-degraded=landlock"},
 		{"landlock allowed", func(s *specs.Spec) { s.Annotations = map[string]string{AnnotationLandlock: "{}"} },
 			Security{AllowDegraded: map[string]bool{FeatureLandlock: true}}, nil, nil, nil, LevelStandard, "full", "degraded: landlock"},
+		{"annotation allows landlock at standard", func(s *specs.Spec) {
+			s.Annotations = map[string]string{AnnotationLandlock: "{}", AnnotationAllowDegraded: "landlock,limits"}
+		}, Security{}, nil, nil, nil, LevelStandard, "full", "degraded: landlock"},
+		{"annotation allows nothing at strict", func(s *specs.Spec) {
+			s.Annotations = map[string]string{AnnotationLandlock: "{}", AnnotationAllowDegraded: "landlock"}
+		}, Security{Level: LevelStrict, LevelSet: true}, nil, nil, ErrDegradedRefused, 0, "", "allows no degradation"},
+		{"annotation with an unknown feature", func(s *specs.Spec) {
+			s.Annotations = map[string]string{AnnotationAllowDegraded: "everything"}
+		}, Security{}, nil, nil, ErrInvalidInput, 0, "", "unknown feature"},
 		{"network allowlist at degraded", func(s *specs.Spec) { s.Annotations = map[string]string{AnnotationNet: "allowlist"} },
 			Security{Level: LevelDegraded, LevelSet: true}, nil, nil, nil, LevelDegraded, "full", "net=allowlist level=degraded"},
 		{"partial tier", func(s *specs.Spec) { s.Linux.Namespaces = s.Linux.Namespaces[:2] }, Security{}, nil, nil, nil, LevelStandard, "partial", "tier=partial net=host"},

@@ -1,0 +1,828 @@
+package spec
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+)
+
+// PathKind is what a host path is.
+type PathKind int
+
+const (
+	// PathMissing: nothing is there.
+	PathMissing PathKind = iota
+	// PathDir: a directory.
+	PathDir
+	// PathFile: anything else (regular file, socket, device).
+	PathFile
+)
+
+// PathInfo is what the host says about a path.
+type PathInfo struct {
+	Kind PathKind
+	// Real is the path with every symlink resolved. For a missing path it
+	// is the longest existing prefix resolved with the rest appended, so
+	// that a symlinked parent directory still shows.
+	Real string
+}
+
+// Inputs is everything Compile needs to know about the host and the
+// invocation. spec reads nothing itself: the caller gathers these (the CLI
+// in commands_policy.go), and tests pass fixed ones.
+type Inputs struct {
+	// Project, Home and Tmp are the values of $PROJECT, $HOME and $TMP:
+	// absolute, with symlinks resolved.
+	Project, Home, Tmp string
+	// UID and GID are the invoking user's effective ids. Not 0: the
+	// sandbox gets a user namespace that maps its root to them.
+	UID, GID uint32
+	// Env is the caller's environment (KEY=value), filtered by the
+	// policy's pass_through.
+	Env []string
+	// Args is the command to run; empty means an interactive sh on a
+	// terminal, as runc's starter spec has.
+	Args []string
+	// Rootfs is a root filesystem directory to use; empty means a
+	// host-root bundle (the host's system directories, read-only).
+	Rootfs string
+	// Arch is the GOARCH the seccomp profile is built for.
+	Arch string
+	// EnvFiles are the .env files under Project (see IsEnvFile), masked
+	// by every profile.
+	EnvFiles []string
+	// Lookup says what a host path is. It must not fail: a path that
+	// cannot be examined is PathMissing.
+	Lookup func(path string) PathInfo
+}
+
+// IsEnvFile reports whether a file name is a dotenv file, which by
+// convention holds secrets: ".env", ".env.local", ".env.production"; not
+// the templates committed beside them (".env.example", ".env.sample",
+// ".env.template", ".env.dist").
+func IsEnvFile(name string) bool {
+	if name == ".env" {
+		return true
+	}
+	rest, ok := strings.CutPrefix(name, ".env.")
+	if !ok || rest == "" {
+		return false
+	}
+	switch rest {
+	case "example", "sample", "template", "dist", "defaults":
+		return false
+	}
+	return true
+}
+
+// hostRootDirs are bound read-only into a host-root bundle when they exist;
+// a symlink (merged /usr: /bin → usr/bin) is bound from its target.
+var hostRootDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"}
+
+// defaultCaps is the capability set containerd and Docker hand runc by
+// default, without CAP_NET_RAW (raw sockets, packet spoofing), CAP_MKNOD
+// (device nodes) and CAP_AUDIT_WRITE. runc's own starter spec has only
+// three; a container root without CAP_DAC_OVERRIDE and CAP_CHOWN could not
+// work in a project owned by another user.
+var defaultCaps = []string{
+	"CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FOWNER", "CAP_FSETID", "CAP_KILL",
+	"CAP_NET_BIND_SERVICE", "CAP_SETFCAP", "CAP_SETGID", "CAP_SETPCAP", "CAP_SETUID", "CAP_SYS_CHROOT",
+}
+
+// runc's masked and read-only paths: kernel information a container must
+// not read or change.
+var (
+	defaultMaskedPaths = []string{
+		"/proc/acpi", "/proc/asound", "/proc/interrupts", "/proc/kcore", "/proc/keys", "/proc/latency_stats",
+		"/proc/sched_debug", "/proc/scsi", "/proc/timer_list", "/proc/timer_stats",
+		"/sys/devices/virtual/powercap", "/sys/firmware",
+	}
+	defaultReadonlyPaths = []string{"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"}
+)
+
+// Annotations the compiler writes. The OCI spec has no fields for these
+// (DESIGN.md §5); other runtimes ignore them, which is why vetto verifies.
+const (
+	AnnotationLevel         = "dev.vetto.level"
+	AnnotationNet           = "dev.vetto.net"
+	AnnotationNetAllow      = "dev.vetto.net.allow"
+	AnnotationLandlock      = "dev.vetto.landlock"
+	AnnotationAllowDegraded = "dev.vetto.allow-degraded"
+	AnnotationProfile       = "dev.vetto.profile"
+)
+
+// Sandbox hostname (own UTS namespace).
+const sandboxHostname = "sandbox"
+
+// PathRule is one decision about a path, as `policy explain` shows it.
+type PathRule struct {
+	// Path is where it is in the sandbox; Source where it comes from on
+	// the host ("" for a tmpfs).
+	Path   string `json:"path"`
+	Source string `json:"source,omitempty"`
+	// Access is "read-only", "read-write", "masked" or "not mounted".
+	Access string `json:"access"`
+	// Origin says why: "host system", "$PROJECT", "profile default",
+	// or the policy's file:line: key.
+	Origin string `json:"origin"`
+	// Note explains anything unusual ("does not exist", …).
+	Note string `json:"note,omitempty"`
+}
+
+// Access values of a PathRule.
+const (
+	AccessRead   = "read-only"
+	AccessWrite  = "read-write"
+	AccessMasked = "masked"
+	AccessNone   = "not mounted"
+)
+
+// Plan is a compiled policy: the spec, and what went into it.
+type Plan struct {
+	Spec          *specs.Spec `json:"-"`
+	Profile       string      `json:"profile"`
+	Level         string      `json:"level"`
+	Network       string      `json:"network"`
+	NetworkAllow  []string    `json:"networkAllow,omitempty"`
+	Rootfs        string      `json:"rootfs,omitempty"` // "" for a host-root bundle
+	Paths         []PathRule  `json:"paths"`
+	Env           []string    `json:"env"`               // names passed
+	Dropped       []string    `json:"dropped,omitempty"` // names dropped because they look secret
+	Memory        int64       `json:"memory,omitempty"`  // bytes
+	Pids          int64       `json:"pids,omitempty"`
+	CPU           float64     `json:"cpu,omitempty"`
+	Capabilities  []string    `json:"capabilities"`
+	AllowDegraded []string    `json:"allowDegraded,omitempty"`
+	// Warnings are said on stderr by the CLI: nothing here is an error,
+	// but each is something the user may not expect.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Compile turns a policy into an OCI spec for these inputs. It is a pure
+// function: the same policy and inputs give the same spec, byte for byte.
+// Errors in the policy are PolicyErrors (wrapping ErrPolicy) naming the
+// file, line and key; bad Inputs are plain errors.
+func Compile(p *Policy, in Inputs) (*specs.Spec, error) {
+	pl, err := Explain(p, in)
+	if err != nil {
+		return nil, err
+	}
+	return pl.Spec, nil
+}
+
+// Explain compiles like Compile and also returns every decision made.
+func Explain(p *Policy, in Inputs) (*Plan, error) {
+	if err := checkInputs(in); err != nil {
+		return nil, fmt.Errorf("compile %s: %w", p.File, err)
+	}
+	name := "default"
+	if p.Extends.Set {
+		name = p.Extends.Value
+	}
+	prof, ok := profiles[name]
+	if !ok {
+		return nil, PolicyErrors{{p.Extends.At, fmt.Errorf("%w: unknown profile %q", ErrBadValue, name)}}
+	}
+	c := &compiler{p: p, in: in, prof: prof, plan: &Plan{Profile: name, Rootfs: in.Rootfs}}
+	c.settings()
+	c.filesystem()
+	if len(c.errs) > 0 {
+		return nil, c.errs.sorted()
+	}
+	if err := c.render(); err != nil {
+		return nil, fmt.Errorf("compile %s: %w", p.File, err)
+	}
+	return c.plan, nil
+}
+
+func checkInputs(in Inputs) error {
+	for _, v := range []struct{ name, path string }{{"$PROJECT", in.Project}, {"$HOME", in.Home}, {"$TMP", in.Tmp}} {
+		if !filepath.IsAbs(v.path) || filepath.Clean(v.path) != v.path {
+			return fmt.Errorf("%s %q must be an absolute, clean path", v.name, v.path)
+		}
+	}
+	if in.Project == "/" {
+		return errors.New("$PROJECT must not be / (it is mounted read-write)")
+	}
+	if in.Rootfs != "" && !filepath.IsAbs(in.Rootfs) {
+		return fmt.Errorf("rootfs %q must be an absolute path", in.Rootfs)
+	}
+	if in.Lookup == nil {
+		return errors.New("no Lookup for host paths")
+	}
+	if _, ok := seccompArchitectures[in.Arch]; !ok {
+		return fmt.Errorf("no seccomp profile for architecture %q", in.Arch)
+	}
+	return nil
+}
+
+type compiler struct {
+	p    *Policy
+	in   Inputs
+	prof *Profile
+	plan *Plan
+	errs PolicyErrors
+
+	mounts      []*mountPlan // binds and tmpfs, in the order they apply
+	masks       []*mountPlan
+	maskedPaths []string // container paths masked by runc (see mask)
+}
+
+func (c *compiler) fail(at Pos, err error) { c.errs = append(c.errs, &PolicyError{at, err}) }
+
+func (c *compiler) warn(format string, args ...any) {
+	c.plan.Warnings = append(c.plan.Warnings, fmt.Sprintf(format, args...))
+}
+
+// settings merges the scalar parts: level, network, limits.
+func (c *compiler) settings() {
+	p, pl := c.p, c.plan
+	pl.Level = c.prof.Level
+	if p.Level.Set {
+		if levelRank(p.Level.Value) < levelRank(c.prof.Level) {
+			c.fail(p.Level.At, fmt.Errorf("%w: %q is below profile %s's level %q: a policy can raise the level, not lower it (extend \"audit\" or \"default\" instead)", ErrBadValue, p.Level.Value, c.prof.Name, c.prof.Level))
+		} else {
+			pl.Level = p.Level.Value
+		}
+	}
+	for _, d := range p.AllowDegraded {
+		if pl.Level == "strict" {
+			c.fail(d.At, fmt.Errorf("%w: %q: level strict allows no degraded feature", ErrBadValue, d.Value))
+			continue
+		}
+		pl.AllowDegraded = append(pl.AllowDegraded, d.Value)
+	}
+	sort.Strings(pl.AllowDegraded)
+
+	pl.Network = c.prof.Network
+	if p.NetworkMode.Set {
+		pl.Network = p.NetworkMode.Value
+	}
+	for _, a := range p.NetworkAllow {
+		if pl.Network == "off" {
+			c.fail(a.At, fmt.Errorf("%w: network mode is \"off\" (from profile %s), so nothing can be allowed: set network.mode = \"allowlist\"", ErrBadValue, c.prof.Name))
+			break
+		}
+		pl.NetworkAllow = append(pl.NetworkAllow, a.Value)
+	}
+	if pl.Network != "off" {
+		// Fail closed: the relay that would carry an allowlist is not
+		// built yet (DESIGN.md §7), so the sandbox gets no network at
+		// all rather than the host's.
+		c.warn("network: mode %q needs vetto's egress relay, which this build does not have: the sandbox gets no network (loopback only)", pl.Network)
+	}
+
+	pl.Memory, pl.Pids, pl.CPU = c.prof.Memory, c.prof.Pids, c.prof.CPU
+	if p.Memory.Set {
+		pl.Memory = p.Memory.Value
+	}
+	if p.Pids.Set {
+		pl.Pids = p.Pids.Value
+	}
+	if p.CPU.Set {
+		pl.CPU = p.CPU.Value
+	}
+	if pl.Level == "strict" {
+		pl.Capabilities = []string{}
+	} else {
+		pl.Capabilities = append([]string{}, defaultCaps...)
+	}
+}
+
+// pathRule is one path of the policy or its profile, expanded.
+type pathRule struct {
+	raw    string // as written: "$HOME/.ssh"
+	path   string // expanded and clean
+	root   string // the variable's value, "" for an absolute path
+	info   PathInfo
+	origin string
+	at     *Pos // where the policy says it; nil for a profile's path
+}
+
+func (c *compiler) expand(raw string) (path, root string) {
+	for _, v := range []struct{ name, value string }{{"$PROJECT", c.in.Project}, {"$HOME", c.in.Home}, {"$TMP", c.in.Tmp}} {
+		if raw == v.name || strings.HasPrefix(raw, v.name+"/") {
+			return filepath.Clean(v.value + raw[len(v.name):]), v.value
+		}
+	}
+	return filepath.Clean(raw), ""
+}
+
+// rule expands a path and, for a path the policy wrote, checks it does not
+// leave its root through a symlink ($PROJECT/x → /etc would turn "the
+// project" into the host's /etc). Profile paths are not checked: a profile
+// only denies, and a deny that resolves elsewhere masks wherever it leads.
+func (c *compiler) rule(raw, origin string, at *Pos) (*pathRule, bool) {
+	path, root := c.expand(raw)
+	r := &pathRule{raw: raw, path: path, root: root, info: c.lookup(path), origin: origin, at: at}
+	if at != nil && root != "" && !within(r.info.Real, root) {
+		c.fail(*at, fmt.Errorf("%w: %q resolves through a symlink to %s, outside %s: policy paths must stay inside their root", ErrPathEscapes, raw, r.info.Real, root))
+		return r, false
+	}
+	return r, true
+}
+
+func (c *compiler) lookup(path string) PathInfo {
+	info := c.in.Lookup(path)
+	if info.Real == "" {
+		info.Real = path
+	}
+	return info
+}
+
+// within reports whether path is dir or below it.
+func within(path, dir string) bool {
+	if dir == "/" {
+		return strings.HasPrefix(path, "/")
+	}
+	return path == dir || strings.HasPrefix(path, dir+"/")
+}
+
+// mountPlan is one mount the spec will have.
+type mountPlan struct {
+	dest, source string
+	kind         mountKind
+	write        bool
+	origin       string
+}
+
+type mountKind int
+
+const (
+	bindMount  mountKind = iota // source at dest
+	freshTmpfs                  // a new writable tmpfs (/tmp, $HOME)
+	maskDir                     // an empty read-only tmpfs over a denied directory
+	maskFile                    // /dev/null over a denied file
+)
+
+// filesystem decides every mount: the system binds, the project, the
+// policy's reads and writes, fresh /tmp and $HOME, then the masks.
+func (c *compiler) filesystem() {
+	p, in := c.p, c.in
+	if in.Rootfs == "" {
+		for _, d := range hostRootDirs {
+			info := c.lookup(d)
+			if info.Kind != PathDir {
+				continue
+			}
+			c.addMount(&mountPlan{dest: d, source: info.Real, origin: "host system"})
+		}
+	}
+
+	// Denies first: an allowed path inside one is an error, whichever
+	// order the file lists them in.
+	var denies []*pathRule
+	for _, d := range c.prof.Deny {
+		r, _ := c.rule(d, "profile "+c.prof.Name, nil)
+		denies = append(denies, r)
+	}
+	for i := range p.Deny {
+		d := &p.Deny[i]
+		if r, ok := c.rule(d.Value, d.At.String(), &d.At); ok {
+			denies = append(denies, r)
+		}
+	}
+	for _, f := range in.EnvFiles {
+		if !within(f, in.Project) {
+			continue
+		}
+		r, _ := c.rule(f, "$PROJECT .env file", nil)
+		r.raw = "$PROJECT" + strings.TrimPrefix(f, in.Project)
+		denies = append(denies, r)
+	}
+
+	project := &pathRule{raw: "$PROJECT", path: in.Project, root: in.Project, info: c.lookup(in.Project), origin: "$PROJECT"}
+	c.checkNotDenied(project, denies)
+	c.addMount(&mountPlan{dest: in.Project, source: project.info.Real, write: c.prof.ProjectWritable, origin: "$PROJECT"})
+
+	binds := func(list []Setting[string], profileList []string, write bool) {
+		var rules []*pathRule
+		for _, raw := range profileList {
+			r, _ := c.rule(raw, "profile "+c.prof.Name, nil)
+			rules = append(rules, r)
+		}
+		for i := range list {
+			s := &list[i]
+			if r, ok := c.rule(s.Value, s.At.String(), &s.At); ok {
+				rules = append(rules, r)
+			}
+		}
+		for _, r := range rules {
+			if !c.checkNotDenied(r, denies) {
+				continue
+			}
+			if r.info.Kind == PathMissing {
+				access := AccessRead
+				if write {
+					access = AccessWrite
+				}
+				c.plan.Paths = append(c.plan.Paths, PathRule{Path: r.path, Access: AccessNone, Origin: r.origin, Note: "does not exist (would be " + access + ")"})
+				if r.at != nil {
+					c.warn("%s: %s does not exist: not mounted", r.origin, r.path)
+				}
+				continue
+			}
+			c.addMount(&mountPlan{dest: r.path, source: r.info.Real, write: write, origin: r.origin})
+		}
+	}
+	binds(p.AllowRead, c.prof.AllowRead, false)
+	binds(p.AllowWrite, nil, true)
+
+	if c.mountAt("/tmp") == nil {
+		c.addMount(&mountPlan{dest: "/tmp", kind: freshTmpfs, write: true, origin: "fresh tmpfs"})
+	}
+	// A throwaway $HOME, so tools that write caches and settings there
+	// work, unless the policy binds the real one.
+	if in.Home != "/" && !c.boundAt(in.Home) {
+		c.addMount(&mountPlan{dest: in.Home, kind: freshTmpfs, write: true, origin: "fresh tmpfs for $HOME"})
+	}
+	c.sortMounts()
+	for _, m := range c.mounts {
+		access := AccessRead
+		if m.write {
+			access = AccessWrite
+		}
+		c.plan.Paths = append(c.plan.Paths, PathRule{Path: m.dest, Source: m.source, Access: access, Origin: m.origin})
+	}
+
+	for _, d := range denies {
+		c.mask(d)
+	}
+	c.sortMasks()
+}
+
+// checkNotDenied fails when an allowed path is a denied one or inside it:
+// a policy adds to its profile but never removes what it denies, and a
+// path both allowed and denied by the policy itself is a contradiction.
+func (c *compiler) checkNotDenied(r *pathRule, denies []*pathRule) bool {
+	for _, d := range denies {
+		if !within(r.path, d.path) && !within(r.info.Real, d.info.Real) {
+			continue
+		}
+		at := Pos{File: c.p.File, Key: r.raw}
+		if r.at != nil {
+			at = *r.at
+		}
+		if d.at == nil {
+			c.fail(at, fmt.Errorf("%w: %s is inside %s, which %s denies: a policy cannot remove a profile's deny", ErrRemovesDeny, r.path, d.raw, d.origin))
+		} else {
+			c.fail(at, fmt.Errorf("%w: %s is inside %s, which %s denies", ErrBadValue, r.path, d.raw, d.origin))
+		}
+		return false
+	}
+	return true
+}
+
+// addMount adds a bind or tmpfs; at a destination already taken the
+// writable one wins (a policy that allows writing what its profile only
+// lets read has added to it).
+func (c *compiler) addMount(m *mountPlan) {
+	if old := c.mountAt(m.dest); old != nil {
+		if m.write && !old.write {
+			*old = *m
+		}
+		return
+	}
+	c.mounts = append(c.mounts, m)
+}
+
+func (c *compiler) mountAt(dest string) *mountPlan {
+	for _, m := range c.mounts {
+		if m.dest == dest {
+			return m
+		}
+	}
+	return nil
+}
+
+func (c *compiler) boundAt(path string) bool {
+	for _, m := range c.mounts {
+		if m.kind == bindMount && within(path, m.dest) {
+			return true
+		}
+	}
+	return false
+}
+
+// sortMounts orders mounts parents first (fewer path elements, then by
+// name), so that each mount point is created inside the mount it belongs
+// to, and drops binds that add nothing: a read-only bind of /usr/share
+// inside the read-only bind of /usr shows the same files the same way.
+func (c *compiler) sortMounts() {
+	sort.SliceStable(c.mounts, func(i, j int) bool { return mountLess(c.mounts[i].dest, c.mounts[j].dest) })
+	var kept []*mountPlan
+	for _, m := range c.mounts {
+		if parent := effectiveMount(kept, m.dest); parent != nil && m.kind == bindMount && parent.kind == bindMount &&
+			parent.write == m.write && m.source == filepath.Join(parent.source, strings.TrimPrefix(m.dest, parent.dest)) {
+			c.plan.Paths = append(c.plan.Paths, PathRule{Path: m.dest, Access: AccessNone, Origin: m.origin, Note: "already visible the same way through " + parent.dest})
+			continue
+		}
+		kept = append(kept, m)
+	}
+	c.mounts = kept
+}
+
+func mountLess(a, b string) bool {
+	da, db := strings.Count(a, "/"), strings.Count(b, "/")
+	if a == "/" {
+		da = 0
+	}
+	if b == "/" {
+		db = 0
+	}
+	if da != db {
+		return da < db
+	}
+	return a < b
+}
+
+// effectiveMount is the mount that shows path: the deepest one containing
+// it (the last, among equals).
+func effectiveMount(mounts []*mountPlan, path string) *mountPlan {
+	var best *mountPlan
+	for _, m := range mounts {
+		if within(path, m.dest) && (best == nil || len(m.dest) >= len(best.dest)) {
+			best = m
+		}
+	}
+	return best
+}
+
+// baseMountUnder reports whether a container path lies in one of the
+// kernel filesystems every sandbox mounts (/proc, /sys, /dev).
+func baseMountUnder(path string) bool {
+	for _, m := range baseMounts(false) {
+		if within(path, m.Destination) {
+			return true
+		}
+	}
+	return false
+}
+
+// mask hides a denied path wherever the sandbox can see it: each place a
+// bind shows the path's real location gets an empty read-only tmpfs (a
+// directory) or /dev/null (a file). Paths the sandbox cannot see need
+// nothing. A path inside the container's own filesystem (--rootfs, or
+// /proc, /sys, /dev) goes to linux.maskedPaths, which runc masks the same
+// way after pivot_root, deciding directory or file then.
+func (c *compiler) mask(d *pathRule) {
+	if shown := effectiveMount(c.mounts, d.path); d.root == "" && (shown == nil || shown.kind != bindMount) &&
+		(c.in.Rootfs != "" || baseMountUnder(d.path)) {
+		// Not a host path at all: what the host has there says
+		// nothing about the image or the kernel's filesystems.
+		if !contains(c.maskedPaths, d.path) {
+			c.maskedPaths = append(c.maskedPaths, d.path)
+		}
+		c.plan.Paths = append(c.plan.Paths, PathRule{Path: d.path, Access: AccessMasked, Origin: d.origin, Note: "in the container's own filesystem (linux.maskedPaths)"})
+		return
+	}
+	if d.info.Kind == PathMissing {
+		note := "does not exist"
+		for _, m := range c.mounts {
+			if m.write && m.kind == bindMount && within(d.info.Real, m.source) {
+				note += "; it is inside the writable " + m.dest + ", so the sandbox could create it"
+				if d.at != nil {
+					c.warn("%s: %s does not exist, so it is not masked, and the sandbox can write %s", d.origin, d.path, m.dest)
+				}
+				break
+			}
+		}
+		c.plan.Paths = append(c.plan.Paths, PathRule{Path: d.path, Access: AccessMasked, Origin: d.origin, Note: note})
+		return
+	}
+	views := c.views(d.info.Real)
+	if len(views) == 0 {
+		c.plan.Paths = append(c.plan.Paths, PathRule{Path: d.path, Access: AccessMasked, Origin: d.origin, Note: "not visible in the sandbox"})
+		return
+	}
+	for _, v := range views {
+		note := ""
+		if v != d.path {
+			note = "seen there as " + d.path
+		}
+		kind := maskFile
+		if d.info.Kind == PathDir {
+			kind = maskDir
+		}
+		c.addMask(&mountPlan{dest: v, kind: kind, origin: d.origin}, note)
+	}
+}
+
+func (c *compiler) addMask(m *mountPlan, note string) {
+	for _, old := range c.masks {
+		if old.dest == m.dest {
+			return
+		}
+	}
+	c.masks = append(c.masks, m)
+	what := "empty read-only tmpfs"
+	if m.kind == maskFile {
+		what = "/dev/null"
+	}
+	if note != "" {
+		what += "; " + note
+	}
+	c.plan.Paths = append(c.plan.Paths, PathRule{Path: m.dest, Access: AccessMasked, Origin: m.origin, Note: what})
+}
+
+// views lists where a host path shows in the sandbox: for each bind whose
+// source contains it, the matching place under its destination, if that
+// bind is what shows there (a deeper mount may cover it).
+func (c *compiler) views(real string) []string {
+	var out []string
+	for _, m := range c.mounts {
+		if m.kind != bindMount || !within(real, m.source) {
+			continue
+		}
+		v := filepath.Join(m.dest, strings.TrimPrefix(real, m.source))
+		if effectiveMount(c.mounts, v) == m && !contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// sortMasks orders masks parents first and drops any inside a masked
+// directory: its mount point would have to be created in a read-only
+// tmpfs, and it is hidden already.
+func (c *compiler) sortMasks() {
+	sort.SliceStable(c.masks, func(i, j int) bool { return mountLess(c.masks[i].dest, c.masks[j].dest) })
+	var kept []*mountPlan
+	for _, m := range c.masks {
+		covered := false
+		for _, k := range kept {
+			if k.kind == maskDir && within(m.dest, k.dest) {
+				covered = true
+			}
+		}
+		if !covered {
+			kept = append(kept, m)
+		}
+	}
+	c.masks = kept
+	sort.Strings(c.maskedPaths)
+}
+
+// render writes the spec from the decisions made.
+func (c *compiler) render() error {
+	in, pl := c.in, c.plan
+	rootless := in.UID != 0
+
+	args := append([]string{}, in.Args...)
+	terminal := false
+	if len(args) == 0 {
+		args, terminal = []string{"sh"}, true
+	}
+	var entries []envEntry
+	for _, e := range c.p.PassThrough {
+		entries = append(entries, envEntry{pattern: e.Value, origin: e.At.String()})
+	}
+	env, passed, dropped, warnings := buildEnv(in.Env, in.Home, entries)
+	pl.Env, pl.Dropped = passed, dropped
+	pl.Warnings = append(pl.Warnings, warnings...)
+
+	seccomp, err := SeccompProfile(in.Arch)
+	if err != nil {
+		return err
+	}
+	landlock, err := c.landlock()
+	if err != nil {
+		return err
+	}
+
+	s := &specs.Spec{
+		Version:  specs.Version,
+		Hostname: sandboxHostname,
+		Root:     &specs.Root{Path: "rootfs", Readonly: true},
+		Process: &specs.Process{
+			Terminal: terminal,
+			// Root of its namespaces; with a user namespace that is
+			// the invoking user on the host, and no one else.
+			User:            specs.User{UID: 0, GID: 0},
+			Args:            args,
+			Env:             env,
+			Cwd:             in.Project,
+			NoNewPrivileges: true,
+			Capabilities: &specs.LinuxCapabilities{
+				Bounding:  pl.Capabilities,
+				Effective: pl.Capabilities,
+				Permitted: pl.Capabilities,
+			},
+		},
+		Annotations: map[string]string{
+			AnnotationLevel:    pl.Level,
+			AnnotationNet:      pl.Network,
+			AnnotationLandlock: landlock,
+			AnnotationProfile:  pl.Profile,
+		},
+		Linux: &specs.Linux{
+			Namespaces: []specs.LinuxNamespace{
+				{Type: specs.PIDNamespace}, {Type: specs.NetworkNamespace}, {Type: specs.IPCNamespace},
+				{Type: specs.UTSNamespace}, {Type: specs.MountNamespace}, {Type: specs.CgroupNamespace},
+			},
+			Resources:     c.resources(),
+			MaskedPaths:   append(append([]string{}, defaultMaskedPaths...), c.maskedPaths...),
+			ReadonlyPaths: append([]string{}, defaultReadonlyPaths...),
+			Seccomp:       seccomp,
+		},
+	}
+	if in.Rootfs != "" {
+		s.Root.Path = in.Rootfs
+	}
+	if len(pl.NetworkAllow) > 0 {
+		data, err := json.Marshal(pl.NetworkAllow)
+		if err != nil {
+			return err
+		}
+		s.Annotations[AnnotationNetAllow] = string(data)
+	}
+	if len(pl.AllowDegraded) > 0 {
+		s.Annotations[AnnotationAllowDegraded] = strings.Join(pl.AllowDegraded, ",")
+	}
+	if rootless {
+		s.Linux.Namespaces = append(s.Linux.Namespaces, specs.LinuxNamespace{Type: specs.UserNamespace})
+		s.Linux.UIDMappings = []specs.LinuxIDMapping{{ContainerID: 0, HostID: in.UID, Size: 1}}
+		s.Linux.GIDMappings = []specs.LinuxIDMapping{{ContainerID: 0, HostID: in.GID, Size: 1}}
+	}
+	s.Mounts = baseMounts(rootless)
+	for _, m := range append(append([]*mountPlan{}, c.mounts...), c.masks...) {
+		s.Mounts = append(s.Mounts, m.spec())
+	}
+	pl.Spec = s
+	return nil
+}
+
+func (m *mountPlan) spec() specs.Mount {
+	switch m.kind {
+	case freshTmpfs:
+		mode := "mode=0700" // $HOME: the sandbox's user only
+		if m.dest == "/tmp" {
+			mode = "mode=1777"
+		}
+		return specs.Mount{Destination: m.dest, Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "nodev", mode}}
+	case maskDir:
+		// Empty, read-only, nothing to run.
+		return specs.Mount{Destination: m.dest, Type: "tmpfs", Source: "tmpfs", Options: []string{"ro", "nosuid", "nodev", "noexec", "mode=0555"}}
+	case maskFile:
+		// /dev/null on a nodev mount: even a container root gets EACCES
+		// instead of an empty read, and cannot write through it.
+		return specs.Mount{Destination: m.dest, Type: "bind", Source: "/dev/null", Options: []string{"bind", "ro", "nosuid", "nodev", "noexec"}}
+	}
+	access := "ro"
+	if m.write {
+		access = "rw"
+	}
+	// Not rbind: mounts below the source (a host's autofs, a bind over
+	// /etc/resolv.conf) stay hidden rather than appear writable.
+	return specs.Mount{Destination: m.dest, Type: "bind", Source: m.source, Options: []string{"bind", access, "nosuid", "nodev"}}
+}
+
+// baseMounts are the kernel filesystems every sandbox has. /sys is
+// read-only; /dev is a small tmpfs with the standard devices runc adds.
+func baseMounts(rootless bool) []specs.Mount {
+	devpts := []string{"nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620"}
+	if !rootless {
+		// gid 5 (tty) exists only when the host's groups are mapped.
+		devpts = append(devpts, "gid=5")
+	}
+	return []specs.Mount{
+		{Destination: "/proc", Type: "proc", Source: "proc", Options: []string{"nosuid", "noexec", "nodev"}},
+		{Destination: "/dev", Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "strictatime", "mode=755", "size=65536k"}},
+		{Destination: "/dev/pts", Type: "devpts", Source: "devpts", Options: devpts},
+		{Destination: "/dev/shm", Type: "tmpfs", Source: "shm", Options: []string{"nosuid", "noexec", "nodev", "mode=1777", "size=65536k"}},
+		{Destination: "/sys", Type: "sysfs", Source: "sysfs", Options: []string{"nosuid", "noexec", "nodev", "ro"}},
+		{Destination: "/sys/fs/cgroup", Type: "cgroup", Source: "cgroup", Options: []string{"nosuid", "noexec", "nodev", "relatime", "ro"}},
+	}
+}
+
+// cfsPeriod is the CFS period the CPU limit is expressed in (100ms, the
+// kernel's default).
+const cfsPeriod = 100000
+
+func (c *compiler) resources() *specs.LinuxResources {
+	pl := c.plan
+	r := &specs.LinuxResources{
+		// Deny every device node; runc allows its default set (null,
+		// zero, full, tty, random, urandom, ptmx, pts) on top.
+		Devices: []specs.LinuxDeviceCgroup{{Allow: false, Access: "rwm"}},
+	}
+	if pl.Memory > 0 {
+		mem := pl.Memory
+		r.Memory = &specs.LinuxMemory{Limit: &mem}
+	}
+	if pl.Pids > 0 {
+		pids := pl.Pids
+		r.Pids = &specs.LinuxPids{Limit: &pids}
+	}
+	if pl.CPU > 0 {
+		quota, period := int64(pl.CPU*cfsPeriod+0.5), uint64(cfsPeriod)
+		r.CPU = &specs.LinuxCPU{Quota: &quota, Period: &period}
+	}
+	return r
+}
