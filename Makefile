@@ -9,7 +9,8 @@ TAGS      := seccomp
 LDFLAGS   := -X main.version=$(VERSION) -X main.gitCommit=$(COMMIT)
 GOFILES   := $(shell git ls-files '*.go' 2>/dev/null || find . -name '*.go')
 # Debian packages the build, tests and demo need.
-DEB_PKGS  := gcc libc6-dev pkg-config libseccomp-dev busybox-static util-linux jq
+DEB_PKGS  := gcc libc6-dev pkg-config libseccomp-dev busybox-static util-linux jq \
+             containerd podman conmon runc crun hyperfine
 
 SHELL     := /bin/bash
 export PATH := $(PATH):/usr/local/go/bin:$(HOME)/go/bin
