@@ -63,18 +63,8 @@ func (b *Backend) Create(req *runtime.CreateRequest) (_ runtime.Container, _ run
 	}
 	proc.Init = true
 	proc.LogLevel = strconv.Itoa(int(logrus.GetLevel()))
-	for i := 0; i < req.PreserveFDs; i++ {
-		fd := 3 + i
-		// An fd the caller handed us survived our execve, so its close-on-
-		// exec flag is clear; one with the flag set is our own (since Go
-		// 1.25 the Go runtime itself opens cgroup files at start, at fds 3
-		// and 4 when nothing was inherited) and must not reach the
-		// container.
-		flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)
-		if err != nil || flags&unix.FD_CLOEXEC != 0 {
-			return nil, nil, runtime.Errorf(runtime.ErrInvalidInput, "--preserve-fds=%d: fd %d is not open", req.PreserveFDs, fd)
-		}
-		proc.ExtraFiles = append(proc.ExtraFiles, os.NewFile(uintptr(fd), "preserved-fd-"+strconv.Itoa(fd)))
+	if err := preserveFDs(proc, req.PreserveFDs); err != nil {
+		return nil, nil, err
 	}
 	rootUID, err := config.HostRootUID()
 	if err != nil {

@@ -84,6 +84,32 @@ type Container interface {
 	// Destroy removes everything the container holds (processes must be
 	// gone) and its backend state.
 	Destroy() error
+
+	// Exec starts another process in the running container, with the
+	// container's namespaces, cgroup and seccomp filter, and returns its
+	// host pid; in the foreground also the handle to wait on it.
+	Exec(req *ExecRequest) (int, Foreground, error)
+	// Processes lists the host pids of every process in the container.
+	Processes() ([]int, error)
+	// Pause freezes every process of the container; Resume thaws them.
+	Pause() error
+	Resume() error
+	// Stats returns the container's resource usage in runc's `events`
+	// shape, ready to be encoded as JSON.
+	Stats() (any, error)
+	// NotifyOOM delivers a value each time the container hits its memory
+	// limit; the channel closes when the container is gone.
+	NotifyOOM() (<-chan struct{}, error)
+	// Update changes the container's resource limits.
+	Update(r *specs.LinuxResources) error
+}
+
+// ExecRequest is one process to start in a running container.
+type ExecRequest struct {
+	Process       *specs.Process
+	ConsoleSocket string
+	Detach        bool
+	PreserveFDs   int
 }
 
 // Foreground is the caller's handle on a container it waits for.

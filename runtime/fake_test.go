@@ -220,3 +220,13 @@ func TestCreateBadInput(t *testing.T) {
 		})
 	}
 }
+
+func (c *fakeContainer) Exec(*ExecRequest) (int, Foreground, error) {
+	return 0, nil, errors.New("fake")
+}
+func (c *fakeContainer) Processes() ([]int, error)           { return nil, nil }
+func (c *fakeContainer) Pause() error                        { return nil }
+func (c *fakeContainer) Resume() error                       { return nil }
+func (c *fakeContainer) Stats() (any, error)                 { return nil, nil }
+func (c *fakeContainer) NotifyOOM() (<-chan struct{}, error) { return nil, nil }
+func (c *fakeContainer) Update(*specs.LinuxResources) error  { return nil }

@@ -1,0 +1,299 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"unicode"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+	"github.com/urfave/cli/v2"
+
+	"github.com/vetto-dev/vetto-runtime/runtime"
+)
+
+func psCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "ps",
+		Usage:     "ps displays the processes running inside a container",
+		ArgsUsage: "<container-id> [ps options]",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "table", Usage: "select one of: table or json"},
+		},
+		Action: func(c *cli.Context) error {
+			if err := args(c, 1, 1<<20); err != nil {
+				return err
+			}
+			format := c.String("format")
+			if format != "table" && format != "json" {
+				return runtime.Errorf(runtime.ErrInvalidInput, "invalid format option %q: want table or json", format)
+			}
+			r, err := newRuntime(c)
+			if err != nil {
+				return err
+			}
+			pids, err := r.Processes(c.Args().First())
+			if err != nil {
+				return err
+			}
+			if format == "json" {
+				if pids == nil {
+					pids = []int{}
+				}
+				return json.NewEncoder(c.App.Writer).Encode(pids)
+			}
+			psArgs := c.Args().Slice()[1:]
+			if len(psArgs) == 0 {
+				psArgs = []string{"-ef"}
+			}
+			return psTable(c.App.Writer, pids, psArgs)
+		},
+	}
+}
+
+// psTable runs the host's ps and keeps the header and the container's lines.
+func psTable(w io.Writer, pids []int, psArgs []string) error {
+	out, err := exec.Command("ps", psArgs...).Output()
+	if err != nil {
+		return fmt.Errorf("ps %s: %w", strings.Join(psArgs, " "), err)
+	}
+	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+	pidCol := -1
+	for i, f := range strings.Fields(lines[0]) {
+		if f == "PID" {
+			pidCol = i
+		}
+	}
+	if pidCol < 0 {
+		return runtime.Errorf(runtime.ErrInvalidInput, "ps %s: no PID column in its output", strings.Join(psArgs, " "))
+	}
+	in := map[int]bool{}
+	for _, p := range pids {
+		in[p] = true
+	}
+	fmt.Fprintln(w, lines[0])
+	for _, line := range lines[1:] {
+		f := strings.Fields(line)
+		if len(f) <= pidCol {
+			continue
+		}
+		if pid, err := strconv.Atoi(f[pidCol]); err == nil && in[pid] {
+			fmt.Fprintln(w, line)
+		}
+	}
+	return nil
+}
+
+func eventsCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "events",
+		Usage:     "display container events such as OOM notifications and cpu, memory, and IO usage statistics",
+		ArgsUsage: "<container-id>",
+		Flags: []cli.Flag{
+			&cli.DurationFlag{Name: "interval", Value: 5e9, Usage: "set the stats collection interval"},
+			&cli.BoolFlag{Name: "stats", Usage: "display the container's stats then exit"},
+		},
+		Action: func(c *cli.Context) error {
+			if err := args(c, 1, 1); err != nil {
+				return err
+			}
+			r, err := newRuntime(c)
+			if err != nil {
+				return err
+			}
+			enc := json.NewEncoder(c.App.Writer)
+			return r.Events(c.Args().First(), c.Duration("interval"), c.Bool("stats"), func(ev runtime.Event) error {
+				return enc.Encode(ev)
+			})
+		},
+	}
+}
+
+func pauseCommand() *cli.Command {
+	return &cli.Command{
+		Name: "pause", Usage: "pause suspends all processes inside the container", ArgsUsage: "<container-id>",
+		Action: func(c *cli.Context) error {
+			if err := args(c, 1, 1); err != nil {
+				return err
+			}
+			r, err := newRuntime(c)
+			if err != nil {
+				return err
+			}
+			return r.Pause(c.Args().First())
+		},
+	}
+}
+
+func resumeCommand() *cli.Command {
+	return &cli.Command{
+		Name: "resume", Usage: "resumes all processes that have been previously paused", ArgsUsage: "<container-id>",
+		Action: func(c *cli.Context) error {
+			if err := args(c, 1, 1); err != nil {
+				return err
+			}
+			r, err := newRuntime(c)
+			if err != nil {
+				return err
+			}
+			return r.Resume(c.Args().First())
+		},
+	}
+}
+
+func updateCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "update",
+		Usage:     "update container resource constraints",
+		ArgsUsage: "<container-id>",
+		Description: `The update command changes the resource limits of a container. --resources
+reads a JSON LinuxResources object from a file, or from stdin with "-"; the
+individual flags override it. Memory values take k, m, g suffixes; -1 means
+unlimited.`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "resources", Aliases: []string{"r"}, Usage: `path to a file containing the resources to update or "-" to read from the standard input`},
+			&cli.StringFlag{Name: "blkio-weight", Usage: "specifies per cgroup weight, range is from 10 to 1000"},
+			&cli.StringFlag{Name: "cpu-period", Usage: "CPU CFS period to be used for hardcapping (in usecs). 0 to use system default"},
+			&cli.StringFlag{Name: "cpu-quota", Usage: "CPU CFS hardcap limit (in usecs). Allowed cpu time in a given period"},
+			&cli.StringFlag{Name: "cpu-burst", Usage: "CPU CFS hardcap burst limit (in usecs)"},
+			&cli.StringFlag{Name: "cpu-share", Usage: "CPU shares (relative weight vs. other containers)"},
+			&cli.StringFlag{Name: "cpu-rt-period", Usage: "CPU realtime period to be used for hardcapping (in usecs)"},
+			&cli.StringFlag{Name: "cpu-rt-runtime", Usage: "CPU realtime hardcap limit (in usecs)"},
+			&cli.StringFlag{Name: "cpuset-cpus", Usage: "CPU(s) to use"},
+			&cli.StringFlag{Name: "cpuset-mems", Usage: "Memory node(s) to use"},
+			&cli.StringFlag{Name: "memory", Usage: "Memory limit (in bytes)"},
+			&cli.StringFlag{Name: "memory-reservation", Usage: "Memory reservation or soft_limit (in bytes)"},
+			&cli.StringFlag{Name: "memory-swap", Usage: "Total memory usage (memory + swap); set '-1' to enable unlimited swap"},
+			&cli.IntFlag{Name: "pids-limit", Usage: "Maximum number of pids allowed in the container"},
+		},
+		Action: func(c *cli.Context) error {
+			if err := args(c, 1, 1); err != nil {
+				return err
+			}
+			res, err := updateResources(c)
+			if err != nil {
+				return err
+			}
+			r, err := newRuntime(c)
+			if err != nil {
+				return err
+			}
+			return r.Update(c.Args().First(), res)
+		},
+	}
+}
+
+// updateResources reads --resources and applies the individual flags.
+func updateResources(c *cli.Context) (*specs.LinuxResources, error) {
+	res := &specs.LinuxResources{}
+	if path := c.String("resources"); path != "" {
+		var data []byte
+		var err error
+		if path == "-" {
+			data, err = io.ReadAll(os.Stdin)
+		} else {
+			data, err = os.ReadFile(path)
+		}
+		if err != nil {
+			return nil, runtime.Errorf(runtime.ErrInvalidInput, "--resources: %w", err)
+		}
+		dec := json.NewDecoder(bytes.NewReader(data))
+		if err := dec.Decode(res); err != nil {
+			return nil, runtime.Errorf(runtime.ErrInvalidInput, "--resources: invalid JSON: %w", err)
+		}
+	}
+	cpu := func() *specs.LinuxCPU {
+		if res.CPU == nil {
+			res.CPU = &specs.LinuxCPU{}
+		}
+		return res.CPU
+	}
+	mem := func() *specs.LinuxMemory {
+		if res.Memory == nil {
+			res.Memory = &specs.LinuxMemory{}
+		}
+		return res.Memory
+	}
+	for _, f := range []struct {
+		name string
+		set  func(string) error
+	}{
+		{"blkio-weight", func(v string) error {
+			n, err := strconv.ParseUint(v, 10, 16)
+			if res.BlockIO == nil {
+				res.BlockIO = &specs.LinuxBlockIO{}
+			}
+			w := uint16(n)
+			res.BlockIO.Weight = &w
+			return err
+		}},
+		{"cpu-period", func(v string) error { n, err := strconv.ParseUint(v, 10, 64); cpu().Period = &n; return err }},
+		{"cpu-quota", func(v string) error { n, err := strconv.ParseInt(v, 10, 64); cpu().Quota = &n; return err }},
+		{"cpu-burst", func(v string) error { n, err := strconv.ParseUint(v, 10, 64); cpu().Burst = &n; return err }},
+		{"cpu-share", func(v string) error { n, err := strconv.ParseUint(v, 10, 64); cpu().Shares = &n; return err }},
+		{"cpu-rt-period", func(v string) error { n, err := strconv.ParseUint(v, 10, 64); cpu().RealtimePeriod = &n; return err }},
+		{"cpu-rt-runtime", func(v string) error { n, err := strconv.ParseInt(v, 10, 64); cpu().RealtimeRuntime = &n; return err }},
+		{"cpuset-cpus", func(v string) error { cpu().Cpus = v; return nil }},
+		{"cpuset-mems", func(v string) error { cpu().Mems = v; return nil }},
+		{"memory", func(v string) error { n, err := parseBytes(v); mem().Limit = &n; return err }},
+		{"memory-reservation", func(v string) error { n, err := parseBytes(v); mem().Reservation = &n; return err }},
+		{"memory-swap", func(v string) error { n, err := parseBytes(v); mem().Swap = &n; return err }},
+	} {
+		if v := c.String(f.name); c.IsSet(f.name) {
+			if err := f.set(v); err != nil {
+				return nil, runtime.Errorf(runtime.ErrInvalidInput, "--%s %q: %w", f.name, v, err)
+			}
+		}
+	}
+	if c.IsSet("pids-limit") {
+		n := int64(c.Int("pids-limit"))
+		res.Pids = &specs.LinuxPids{Limit: &n}
+	}
+	return res, nil
+}
+
+// parseBytes reads "512", "256k", "64m", "2g" (binary multiples) or "-1".
+func parseBytes(s string) (int64, error) {
+	if s == "-1" {
+		return -1, nil
+	}
+	t := strings.ToLower(strings.TrimSpace(s))
+	t = strings.TrimSuffix(strings.TrimSuffix(t, "b"), "i")
+	mult := int64(1)
+	if n := len(t); n > 0 && unicode.IsLetter(rune(t[n-1])) {
+		switch t[n-1] {
+		case 'k':
+			mult = 1 << 10
+		case 'm':
+			mult = 1 << 20
+		case 'g':
+			mult = 1 << 30
+		case 't':
+			mult = 1 << 40
+		default:
+			return 0, fmt.Errorf("unknown unit %q", t[n-1:])
+		}
+		t = t[:n-1]
+	}
+	v, err := strconv.ParseInt(t, 10, 64)
+	if err != nil || v < 0 {
+		return 0, fmt.Errorf("not a size")
+	}
+	return v * mult, nil
+}
+
+// refusedCommand is a runc command vetto-runtime does not implement; it
+// says so instead of pretending.
+func refusedCommand(name, usage, why string) *cli.Command {
+	return &cli.Command{
+		Name: name, Usage: usage + " (not supported by vetto-runtime)", SkipFlagParsing: true,
+		Action: func(*cli.Context) error {
+			return runtime.Errorf(runtime.ErrInvalidInput, "%s is not supported by vetto-runtime: %s", name, why)
+		},
+	}
+}

@@ -1,0 +1,107 @@
+package linux
+
+import (
+	"os"
+	"strconv"
+
+	"github.com/opencontainers/runc/libcontainer"
+	"github.com/sirupsen/logrus"
+	"golang.org/x/sys/unix"
+
+	"github.com/vetto-dev/vetto-runtime/runtime"
+)
+
+// Exec starts a process in the container through libcontainer's setns
+// path: it joins the container's namespaces and cgroup and gets the
+// container's seccomp filter; its own capabilities, user and
+// no_new_privs come from req.Process, which the core has already bounded
+// by the container's.
+func (c *container) Exec(req *runtime.ExecRequest) (_ int, _ runtime.Foreground, retErr error) {
+	proc, err := newProcess(req.Process)
+	if err != nil {
+		return 0, nil, err
+	}
+	proc.Init = false
+	proc.LogLevel = strconv.Itoa(int(logrus.GetLevel()))
+	if err := preserveFDs(proc, req.PreserveFDs); err != nil {
+		return 0, nil, err
+	}
+	config := c.lc.Config()
+	rootUID, err := config.HostRootUID()
+	if err != nil {
+		return 0, nil, err
+	}
+	rootGID, err := config.HostRootGID()
+	if err != nil {
+		return 0, nil, err
+	}
+	io, err := setupStdio(proc, req.Process.Terminal, !req.Detach, req.ConsoleSocket, rootUID, rootGID)
+	if err != nil {
+		return 0, nil, err
+	}
+	var fg *foreground
+	if !req.Detach {
+		// No subreaper: the exec'd process is our own child (runc does
+		// the same for exec).
+		if fg, err = newForeground(proc, io, false); err != nil {
+			io.close()
+			return 0, nil, err
+		}
+	}
+	defer func() {
+		if retErr != nil {
+			if fg != nil {
+				fg.Close()
+			} else {
+				io.close()
+			}
+		}
+	}()
+	if err := c.lc.Run(proc); err != nil {
+		return 0, nil, mapErr(err)
+	}
+	if err := io.waitConsole(); err != nil {
+		_ = proc.Signal(unix.SIGKILL)
+		return 0, nil, err
+	}
+	io.closePostStart()
+	pid, err := proc.Pid()
+	if err != nil {
+		return 0, nil, err
+	}
+	if fg == nil {
+		io.close()
+		return pid, nil, nil
+	}
+	return pid, fg, nil
+}
+
+// preserveFDs passes the caller's fds 3..3+n-1 to the process. Each must be
+// one the caller handed us: it survived our execve, so its close-on-exec
+// flag is clear. One with the flag set is our own (since Go 1.25 the Go
+// runtime opens cgroup files at start, at fds 3 and 4 when nothing was
+// inherited) and must not reach the container.
+func preserveFDs(proc *libcontainer.Process, n int) error {
+	for i := 0; i < n; i++ {
+		fd := 3 + i
+		flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)
+		if err != nil || flags&unix.FD_CLOEXEC != 0 {
+			return runtime.Errorf(runtime.ErrInvalidInput, "--preserve-fds=%d: fd %d is not open", n, fd)
+		}
+		proc.ExtraFiles = append(proc.ExtraFiles, os.NewFile(uintptr(fd), "preserved-fd-"+strconv.Itoa(fd)))
+	}
+	return nil
+}
+
+func (c *container) Processes() ([]int, error) {
+	pids, err := c.lc.Processes()
+	return pids, mapErr(err)
+}
+
+func (c *container) Pause() error  { return mapErr(c.lc.Pause()) }
+func (c *container) Resume() error { return mapErr(c.lc.Resume()) }
+
+func (c *container) NotifyOOM() (<-chan struct{}, error) {
+	ch, err := c.lc.NotifyOOM()
+	return ch, mapErr(err)
+}

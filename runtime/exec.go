@@ -1,0 +1,231 @@
+package runtime
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+)
+
+// ExecOptions are exec's inputs, as runc's flags name them.
+type ExecOptions struct {
+	ID string
+	// ProcessFile is a JSON specs.Process to run instead of the
+	// container's own process with the overrides below.
+	ProcessFile    string
+	Args           []string
+	Cwd            string
+	Env            []string
+	TTY            bool
+	User           string // uid[:gid]
+	AdditionalGids []int64
+	NoNewPrivs     bool
+	Caps           []string
+	ProcessLabel   string
+	Apparmor       string
+	ConsoleSocket  string
+	PidFile        string
+	Detach         bool
+	PreserveFDs    int
+	IgnorePaused   bool
+}
+
+// Exec runs another process in a running (or created) container and, in
+// the foreground, returns its exit status. The process never gets more
+// than the container's own process has: capabilities outside the
+// container's bounding set, or dropping no_new_privs, are refused.
+func (r *Runtime) Exec(opts ExecOptions) (int, error) {
+	if err := checkPidFileDir(opts.PidFile); err != nil {
+		return -1, fmt.Errorf("exec %q: %w", opts.ID, err)
+	}
+	l, rec, c, err := r.loadLocked(opts.ID)
+	if err != nil {
+		return -1, err
+	}
+	unlocked := false
+	defer func() {
+		if !unlocked {
+			l.unlock()
+		}
+	}()
+	if c == nil {
+		return -1, fmt.Errorf("exec %q: %w", opts.ID, ErrNotRunning)
+	}
+	status, err := c.Status()
+	if err != nil {
+		return -1, fmt.Errorf("exec %q: %w", opts.ID, err)
+	}
+	switch {
+	case status == StatusStopped:
+		return -1, Errorf(ErrWrongState, "cannot exec in a stopped container")
+	case status == StatusPaused && !opts.IgnorePaused:
+		return -1, Errorf(ErrWrongState, "cannot exec in a paused container (use --ignore-paused to override)")
+	}
+	sp, err := r.Store.readSpec(rec)
+	if err != nil {
+		return -1, fmt.Errorf("exec %q: %w", opts.ID, err)
+	}
+	proc, err := execProcess(opts, sp.Process)
+	if err != nil {
+		return -1, fmt.Errorf("exec %q: %w", opts.ID, err)
+	}
+	if err := boundByContainer(proc, sp.Process); err != nil {
+		return -1, fmt.Errorf("exec %q: %w", opts.ID, err)
+	}
+	if err := checkExecTerminal(proc.Terminal, opts); err != nil {
+		return -1, err
+	}
+	pid, fg, err := c.Exec(&ExecRequest{Process: proc, ConsoleSocket: opts.ConsoleSocket, Detach: opts.Detach, PreserveFDs: opts.PreserveFDs})
+	if err != nil {
+		return -1, fmt.Errorf("exec %q: %w", opts.ID, err)
+	}
+	if err := r.Store.auditLocked(AuditEvent{ID: rec.ID, Spec: rec.SpecHash, Level: rec.Level.String(), Event: "exec",
+		Reason: fmt.Sprintf("pid %d: %s", pid, strings.Join(proc.Args, " "))}, false); err != nil {
+		r.Warnf("exec %q: %v", opts.ID, err)
+	}
+	// conmon's only sign that a detached exec failed is a missing pid
+	// file: write it only now that the process runs.
+	if opts.PidFile != "" {
+		if err := writePidFile(opts.PidFile, pid); err != nil {
+			return -1, fmt.Errorf("exec %q: %w", opts.ID, err)
+		}
+	}
+	l.unlock()
+	unlocked = true
+	if fg == nil {
+		return 0, nil
+	}
+	defer fg.Close()
+	return fg.Wait()
+}
+
+// execProcess builds the process to run: the --process file as given, or
+// the container's own process with exec's overrides (runc's rules).
+func execProcess(opts ExecOptions, base *specs.Process) (*specs.Process, error) {
+	var p specs.Process
+	if opts.ProcessFile != "" {
+		data, err := os.ReadFile(opts.ProcessFile)
+		if err != nil {
+			return nil, Errorf(ErrInvalidInput, "--process: %w", err)
+		}
+		if err := json.Unmarshal(data, &p); err != nil {
+			return nil, Errorf(ErrInvalidInput, "--process %s: %w", opts.ProcessFile, err)
+		}
+	} else {
+		if base == nil {
+			return nil, Errorf(ErrInvalidInput, "the container has no process to base exec on; use --process")
+		}
+		data, _ := json.Marshal(base)
+		_ = json.Unmarshal(data, &p) // a deep copy of a value that came from JSON
+		if len(opts.Args) == 0 {
+			return nil, Errorf(ErrInvalidInput, "exec args cannot be empty")
+		}
+		p.Args = opts.Args
+		p.Terminal = opts.TTY
+		p.Env = append(p.Env, opts.Env...)
+		if opts.Cwd != "" {
+			p.Cwd = opts.Cwd
+		}
+		if opts.Apparmor != "" {
+			p.ApparmorProfile = opts.Apparmor
+		}
+		if opts.ProcessLabel != "" {
+			p.SelinuxLabel = opts.ProcessLabel
+		}
+		if opts.NoNewPrivs {
+			p.NoNewPrivileges = true
+		}
+		if len(opts.Caps) > 0 {
+			if p.Capabilities == nil {
+				p.Capabilities = &specs.LinuxCapabilities{}
+			}
+			for _, c := range opts.Caps {
+				p.Capabilities.Bounding = append(p.Capabilities.Bounding, c)
+				p.Capabilities.Effective = append(p.Capabilities.Effective, c)
+				p.Capabilities.Permitted = append(p.Capabilities.Permitted, c)
+			}
+		}
+		if opts.User != "" {
+			uid, gid, hasGID := strings.Cut(opts.User, ":")
+			u, err := strconv.ParseUint(uid, 10, 32)
+			if err != nil {
+				return nil, Errorf(ErrInvalidInput, "--user %q: bad uid", opts.User)
+			}
+			p.User.UID = uint32(u)
+			if hasGID {
+				g, err := strconv.ParseUint(gid, 10, 32)
+				if err != nil {
+					return nil, Errorf(ErrInvalidInput, "--user %q: bad gid", opts.User)
+				}
+				p.User.GID = uint32(g)
+			}
+		}
+		for _, g := range opts.AdditionalGids {
+			if g < 0 || g > 1<<32-1 {
+				return nil, Errorf(ErrInvalidInput, "--additional-gids %d: out of range", g)
+			}
+			p.User.AdditionalGids = append(p.User.AdditionalGids, uint32(g))
+		}
+	}
+	if len(p.Args) == 0 {
+		return nil, Errorf(ErrInvalidInput, "process.args must not be empty")
+	}
+	if p.Cwd == "" || !filepath.IsAbs(p.Cwd) {
+		return nil, Errorf(ErrInvalidInput, "process.cwd %q must be an absolute path", p.Cwd)
+	}
+	return &p, nil
+}
+
+// boundByContainer refuses an exec'd process more than the container's own
+// process: runc lets `exec --cap` or a --process file grant any capability
+// to a process inside the container, which turns exec into an escalation.
+func boundByContainer(p, base *specs.Process) error {
+	if base == nil {
+		return nil
+	}
+	if base.NoNewPrivileges && !p.NoNewPrivileges {
+		return Errorf(ErrInvalidInput, "the container runs with no_new_privs; an exec'd process cannot drop it")
+	}
+	if base.Capabilities == nil {
+		return nil
+	}
+	allowed := map[string]bool{}
+	for _, c := range base.Capabilities.Bounding {
+		allowed[strings.ToUpper(c)] = true
+	}
+	if p.Capabilities == nil {
+		// Unset would leave the exec'd process with the runtime's own.
+		p.Capabilities = base.Capabilities
+		return nil
+	}
+	var extra []string
+	seen := map[string]bool{}
+	c := p.Capabilities
+	for _, set := range [][]string{c.Bounding, c.Effective, c.Permitted, c.Inheritable, c.Ambient} {
+		for _, name := range set {
+			if !allowed[strings.ToUpper(name)] && !seen[name] {
+				extra = append(extra, name)
+				seen[name] = true
+			}
+		}
+	}
+	if len(extra) > 0 {
+		return Errorf(ErrInvalidInput, "capabilities outside the container's bounding set: %s", strings.Join(extra, ", "))
+	}
+	return nil
+}
+
+// checkExecTerminal applies runc's rules to exec.
+func checkExecTerminal(terminal bool, opts ExecOptions) error {
+	if opts.Detach && terminal && opts.ConsoleSocket == "" {
+		return Errorf(ErrInvalidInput, "cannot allocate tty if vetto-runtime will detach without setting console socket")
+	}
+	if (!opts.Detach || !terminal) && opts.ConsoleSocket != "" {
+		return Errorf(ErrInvalidInput, "cannot use console socket if vetto-runtime will not detach or allocate tty")
+	}
+	return nil
+}
