@@ -8,7 +8,7 @@ import (
 
 func initIfRequested() {}
 
-func newBackend() runtime.Backend { return darwin.Backend{} }
+func newBackend() runtime.Backend { return darwin.Backend() }
 
 // hostFacts is nil: darwin has no namespaces or cgroups to check.
 func hostFacts() hooks.Facts { return nil }

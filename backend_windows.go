@@ -8,7 +8,7 @@ import (
 
 func initIfRequested() {}
 
-func newBackend() runtime.Backend { return windows.Backend{} }
+func newBackend() runtime.Backend { return windows.Backend() }
 
 // hostFacts is nil: windows has no namespaces or cgroups to check.
 func hostFacts() hooks.Facts { return nil }

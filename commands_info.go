@@ -22,20 +22,13 @@ func stateCommand() *cli.Command {
 		ArgsUsage: "<container-id>",
 		Description: `The state command outputs the OCI state of a container as JSON, with runc's
 extra fields (rootfs, created, owner) and vetto's own under "vetto".`,
-		Action: func(c *cli.Context) error {
-			if err := args(c, 1, 1); err != nil {
-				return err
-			}
-			r, err := newRuntime(c)
-			if err != nil {
-				return err
-			}
+		Action: withRuntime(1, 1, func(c *cli.Context, r *runtime.Runtime) error {
 			st, err := r.State(c.Args().First())
 			if err != nil {
 				return err
 			}
 			return printJSON(c, st)
-		},
+		}),
 	}
 }
 

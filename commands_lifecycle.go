@@ -76,14 +76,7 @@ bundle is a directory with a specification file named "config.json" and a root
 filesystem. The container's init waits until "start" is called; before that,
 vetto-runtime checks the live init from the host and destroys it on failure.`,
 		Flags: createFlags(),
-		Action: func(c *cli.Context) error {
-			if err := args(c, 1, 1); err != nil {
-				return err
-			}
-			r, err := newRuntime(c)
-			if err != nil {
-				return err
-			}
+		Action: withRuntime(1, 1, func(c *cli.Context, r *runtime.Runtime) error {
 			opts, err := createOptions(c)
 			if err != nil {
 				return err
@@ -92,7 +85,7 @@ vetto-runtime checks the live init from the host and destroys it on failure.`,
 				return dryRun(c, r, opts)
 			}
 			return r.Create(opts)
-		},
+		}),
 	}
 }
 
@@ -102,16 +95,9 @@ func startCommand() *cli.Command {
 		Usage:       "executes the user defined process in a created container",
 		ArgsUsage:   "<container-id>",
 		Description: `The start command executes the user defined process in a created container, then runs its poststart hooks; a failing poststart hook stops the container.`,
-		Action: func(c *cli.Context) error {
-			if err := args(c, 1, 1); err != nil {
-				return err
-			}
-			r, err := newRuntime(c)
-			if err != nil {
-				return err
-			}
+		Action: withRuntime(1, 1, func(c *cli.Context, r *runtime.Runtime) error {
 			return r.Start(c.Args().First())
-		},
+		}),
 	}
 }
 
@@ -130,14 +116,7 @@ signals and stdio until the container's process exits, deletes the container
 (unless --keep) and exits with the process's exit status (128+N for a death by
 signal N).`,
 		Flags: flags,
-		Action: func(c *cli.Context) error {
-			if err := args(c, 1, 1); err != nil {
-				return err
-			}
-			r, err := newRuntime(c)
-			if err != nil {
-				return err
-			}
+		Action: withRuntime(1, 1, func(c *cli.Context, r *runtime.Runtime) error {
 			opts, err := createOptions(c)
 			if err != nil {
 				return err
@@ -156,7 +135,7 @@ signal N).`,
 			}
 			*status = code
 			return nil
-		},
+		}),
 	}
 }
 
@@ -170,20 +149,13 @@ the container's init process; with --all, to every process in the container.`,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "all", Aliases: []string{"a"}, Usage: "send the specified signal to all processes inside the container"},
 		},
-		Action: func(c *cli.Context) error {
-			if err := args(c, 1, 2); err != nil {
-				return err
-			}
-			r, err := newRuntime(c)
-			if err != nil {
-				return err
-			}
+		Action: withRuntime(1, 2, func(c *cli.Context, r *runtime.Runtime) error {
 			sig := c.Args().Get(1)
 			if sig == "" {
 				sig = "SIGTERM"
 			}
 			return r.Kill(c.Args().First(), sig, c.Bool("all"))
-		},
+		}),
 	}
 }
 
@@ -197,15 +169,8 @@ holds, then runs its poststop hooks. With --force it kills a running one first.`
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "Forcibly deletes the container if it is still running (uses SIGKILL)"},
 		},
-		Action: func(c *cli.Context) error {
-			if err := args(c, 1, 1); err != nil {
-				return err
-			}
-			r, err := newRuntime(c)
-			if err != nil {
-				return err
-			}
+		Action: withRuntime(1, 1, func(c *cli.Context, r *runtime.Runtime) error {
 			return r.Delete(c.Args().First(), c.Bool("force"))
-		},
+		}),
 	}
 }

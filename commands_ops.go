@@ -98,51 +98,30 @@ func eventsCommand() *cli.Command {
 			&cli.DurationFlag{Name: "interval", Value: 5e9, Usage: "set the stats collection interval"},
 			&cli.BoolFlag{Name: "stats", Usage: "display the container's stats then exit"},
 		},
-		Action: func(c *cli.Context) error {
-			if err := args(c, 1, 1); err != nil {
-				return err
-			}
-			r, err := newRuntime(c)
-			if err != nil {
-				return err
-			}
+		Action: withRuntime(1, 1, func(c *cli.Context, r *runtime.Runtime) error {
 			enc := json.NewEncoder(c.App.Writer)
 			return r.Events(c.Args().First(), c.Duration("interval"), c.Bool("stats"), func(ev runtime.Event) error {
 				return enc.Encode(ev)
 			})
-		},
+		}),
 	}
 }
 
 func pauseCommand() *cli.Command {
 	return &cli.Command{
 		Name: "pause", Usage: "pause suspends all processes inside the container", ArgsUsage: "<container-id>",
-		Action: func(c *cli.Context) error {
-			if err := args(c, 1, 1); err != nil {
-				return err
-			}
-			r, err := newRuntime(c)
-			if err != nil {
-				return err
-			}
+		Action: withRuntime(1, 1, func(c *cli.Context, r *runtime.Runtime) error {
 			return r.Pause(c.Args().First())
-		},
+		}),
 	}
 }
 
 func resumeCommand() *cli.Command {
 	return &cli.Command{
 		Name: "resume", Usage: "resumes all processes that have been previously paused", ArgsUsage: "<container-id>",
-		Action: func(c *cli.Context) error {
-			if err := args(c, 1, 1); err != nil {
-				return err
-			}
-			r, err := newRuntime(c)
-			if err != nil {
-				return err
-			}
+		Action: withRuntime(1, 1, func(c *cli.Context, r *runtime.Runtime) error {
 			return r.Resume(c.Args().First())
-		},
+		}),
 	}
 }
 

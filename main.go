@@ -182,6 +182,22 @@ func launchf(format string, args ...any) {
 	logrus.Infof(format, args...)
 }
 
+// withRuntime is the shape of every command that acts on containers: check
+// the number of positional arguments, build the core from the global
+// flags, then act.
+func withRuntime(min, max int, act func(*cli.Context, *runtime.Runtime) error) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		if err := args(c, min, max); err != nil {
+			return err
+		}
+		r, err := newRuntime(c)
+		if err != nil {
+			return err
+		}
+		return act(c, r)
+	}
+}
+
 // args checks the number of positional arguments the way runc does.
 func args(c *cli.Context, min, max int) error {
 	n := c.NArg()

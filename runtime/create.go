@@ -218,7 +218,7 @@ func (r *Runtime) effectiveSpec(opts CreateOptions) (string, *specs.Spec, error)
 // is a degradation the level accepts, which is then recorded.
 func (r *Runtime) verifyPreLaunchLocked(cr *created) error {
 	if r.Facts == nil {
-		return r.passPreLaunchLocked(cr, nil)
+		return r.passPreLaunchLocked(cr)
 	}
 	pid := cr.c.InitPid()
 	results := hooks.PreLaunch(hooks.PreLaunchInput{
@@ -251,10 +251,10 @@ func (r *Runtime) verifyPreLaunchLocked(cr *created) error {
 		_ = r.Store.moveLocked(cr.rec, StatePreLaunchFailed, bad)
 		return Errorf(ErrPreLaunchFailed, "pre-launch verification of init pid %d failed: %s", pid, bad)
 	}
-	return r.passPreLaunchLocked(cr, results)
+	return r.passPreLaunchLocked(cr)
 }
 
-func (r *Runtime) passPreLaunchLocked(cr *created, _ []hooks.Result) error {
+func (r *Runtime) passPreLaunchLocked(cr *created) error {
 	if err := r.Store.moveLocked(cr.rec, StateVerified, ""); err != nil {
 		return err
 	}

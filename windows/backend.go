@@ -1,48 +1,12 @@
-// Package windows is vetto-runtime's windows backend. Its sandbox, a Job Object with a restricted token,
-// is not built yet (DESIGN.md §9); until it is, this backend refuses every
-// launch with ErrBackendUnavailable rather than run anything unconfined.
-// The file is untagged so Linux CI compiles and tests it.
+// Package windows is vetto-runtime's Windows backend. Its sandbox, a Job
+// Object with a restricted token, is not built yet (DESIGN.md §9); until it
+// is, the backend refuses every launch rather than run anything
+// unconfined. Untagged so that Linux CI compiles it.
 package windows
 
-import (
-	"fmt"
-	"strconv"
-	"syscall"
+import "github.com/vetto-dev/vetto-runtime/runtime"
 
-	specs "github.com/opencontainers/runtime-spec/specs-go"
-	"github.com/opencontainers/runtime-spec/specs-go/features"
-
-	"github.com/vetto-dev/vetto-runtime/runtime"
-)
-
-// Backend is the windows backend.
-type Backend struct{}
-
-var _ runtime.Backend = Backend{}
-
-// errUnavailable says what is missing and what the user can do.
-var errUnavailable = fmt.Errorf("the windows sandbox (a Job Object with a restricted token) is not implemented in this build, and vetto-runtime does not run a container it cannot confine; use a Linux host: %w", runtime.ErrBackendUnavailable)
-
-func (Backend) Name() string { return "windows" }
-
-func (Backend) Create(*runtime.CreateRequest) (runtime.Container, runtime.Foreground, error) {
-	return nil, nil, errUnavailable
+// Backend is the Windows backend.
+func Backend() runtime.Backend {
+	return runtime.Unavailable{OS: "windows", Sandbox: "a Job Object with a restricted token"}
 }
-
-// Load finds nothing: this backend never created a container.
-func (Backend) Load(_, id string) (runtime.Container, error) {
-	return nil, fmt.Errorf("%q: %w", id, runtime.ErrNotExist)
-}
-
-// ParseSignal accepts numbers only; no container can exist to signal.
-func (Backend) ParseSignal(s string) (syscall.Signal, error) {
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 1 {
-		return 0, fmt.Errorf("unknown signal %q", s)
-	}
-	return syscall.Signal(n), nil
-}
-
-func (Backend) ExampleSpec(bool) (*specs.Spec, error) { return nil, errUnavailable }
-
-func (Backend) Features() (*features.Features, error) { return nil, errUnavailable }
