@@ -41,6 +41,15 @@ type Backend interface {
 	Features() (*features.Features, error)
 }
 
+// Sweeper is implemented by backends that can clean up after a create that
+// died before the backend recorded the container (a runtime killed with
+// SIGKILL mid-create): it finds the container's resources from the frozen
+// spec, kills what runs there (the user's process never ran), removes
+// them, and says how many processes it killed.
+type Sweeper interface {
+	Sweep(id string, sp *specs.Spec) (int, error)
+}
+
 // CreateRequest is everything the backend needs to build one container.
 type CreateRequest struct {
 	ID     string

@@ -67,6 +67,21 @@ func (r *Runtime) deleteLocked(rec *Record, c Container, force bool) error {
 	if specErr != nil && c != nil {
 		r.Warnf("delete %q: not running poststop hooks: %v", rec.ID, specErr)
 	}
+	if c == nil && specErr == nil {
+		// The create died before the backend recorded the container; its
+		// init may still run in the cgroups the spec names, or they may
+		// be left empty. Only a spec whose hash still matches is trusted
+		// to say where to kill.
+		if sw, ok := r.Backend.(Sweeper); ok {
+			killed, err := sw.Sweep(rec.ID, sp)
+			if err != nil {
+				return fmt.Errorf("delete %q: %w", rec.ID, err)
+			}
+			if killed > 0 {
+				r.Warnf("delete %q: killed %d process(es) left by an interrupted create", rec.ID, killed)
+			}
+		}
+	}
 	if Transition(rec.State, StateTerminated) == nil {
 		_ = r.Store.moveLocked(rec, StateTerminated, "")
 	}
