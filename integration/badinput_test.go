@@ -179,8 +179,6 @@ func TestBadUnknownID(t *testing.T) {
 		{"kill", []string{"kill"}},
 		{"kill-with-signal", []string{"kill", "--all"}},
 		{"delete", []string{"delete"}},
-		// Like runc: --force does not turn a missing container into success.
-		{"delete-force", []string{"delete", "--force"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -191,6 +189,16 @@ func TestBadUnknownID(t *testing.T) {
 			badNothingLeft(t, e)
 		})
 	}
+	// As runc: delete --force of a container that is gone succeeds
+	// (containerd's shim and podman both rely on it), and says nothing.
+	t.Run("delete-force", func(t *testing.T) {
+		e := newEnv(t)
+		r := e.vetto("delete", "--force", e.id())
+		if r.code != 0 || r.stdout != "" || r.stderr != "" {
+			t.Fatalf("delete --force of an unknown id: %s; want exit 0 and no output", r)
+		}
+		badNothingLeft(t, e)
+	})
 }
 
 func TestBadInvalidID(t *testing.T) {

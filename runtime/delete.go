@@ -12,9 +12,15 @@ import (
 // Delete removes a stopped container, or with force any container after
 // killing it. The poststop hooks run after the container's resources are
 // gone and before Delete returns; per the spec their failure is a warning.
+//
+// As runc: with force, a container that does not exist is not an error —
+// containerd's shim and podman delete --force containers that may be gone.
 func (r *Runtime) Delete(id string, force bool) error {
 	l, err := r.Store.lockContainer(id)
 	if err != nil {
+		if force && errors.Is(err, ErrNotExist) {
+			return nil
+		}
 		return err
 	}
 	defer l.unlock()
@@ -24,6 +30,9 @@ func (r *Runtime) Delete(id string, force bool) error {
 			// A create that died before its first record: nothing of the
 			// backend's can exist yet (the record is written first).
 			_ = r.Store.removeLocked(id)
+			if force {
+				return nil
+			}
 		}
 		return err
 	}
