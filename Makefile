@@ -58,6 +58,10 @@ cross: ## build for darwin and windows (their backends refuse to launch for now)
 demo: build ## build, then sandbox a command in this repository with the default policy (no image)
 	@./scripts/demo.sh $(BIN)
 
+.PHONY: bench
+bench: build ## time run beside crun, runc and runc 1.5.3 (hyperfine), parallel runs, RSS, exec, Go benchmarks; writes docs/performance.md (root)
+	./scripts/bench.sh $(BIN)
+
 install: build ## install the binary to $(PREFIX)/bin
 	install -D -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/vetto-runtime
 

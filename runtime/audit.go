@@ -27,8 +27,9 @@ type AuditEvent struct {
 }
 
 // auditLocked appends ev to the container's own log and, if set, to the
-// global --audit-log. Verdicts and refusals are fsync'd: they are the
-// evidence. A failure to audit is reported, never silently dropped.
+// global --audit-log, where verdicts, launches and fatal transitions are
+// fsync'd: they are the evidence. A failure to audit is reported, never
+// silently dropped.
 func (s Store) auditLocked(ev AuditEvent, sync bool) error {
 	ev.Time = time.Now().UTC()
 	line, err := json.Marshal(ev)
@@ -36,13 +37,15 @@ func (s Store) auditLocked(ev AuditEvent, sync bool) error {
 		return fmt.Errorf("encode audit event: %w", err)
 	}
 	line = append(line, '\n')
-	paths := []string{filepath.Join(s.dir(ev.ID), auditFile)}
-	if s.AuditLog != "" {
-		paths = append(paths, s.AuditLog)
+	// The container's own log lives and dies with its state directory (see
+	// writeFileAtomic): only the global log is the durable record, synced.
+	local := filepath.Join(s.dir(ev.ID), auditFile)
+	if err := appendLine(local, line, false); err != nil {
+		return fmt.Errorf("audit log %s: %w", local, err)
 	}
-	for _, p := range paths {
-		if err := appendLine(p, line, sync); err != nil {
-			return fmt.Errorf("audit log %s: %w", p, err)
+	if s.AuditLog != "" {
+		if err := appendLine(s.AuditLog, line, sync); err != nil {
+			return fmt.Errorf("audit log %s: %w", s.AuditLog, err)
 		}
 	}
 	return nil

@@ -18,7 +18,7 @@ func writePidFile(path string, pid int) error {
 	if err != nil {
 		return fmt.Errorf("pid file %s: %w", path, err)
 	}
-	if err := writeFileAtomic(abs, []byte(strconv.Itoa(pid)), 0o644); err != nil {
+	if err := writeFileSynced(abs, []byte(strconv.Itoa(pid)), 0o644); err != nil {
 		return fmt.Errorf("pid file: %w", err)
 	}
 	return nil

@@ -170,10 +170,24 @@ func (s Store) removeLocked(id string) error {
 	return nil
 }
 
-// writeFileAtomic writes data to a temporary file beside path, syncs it and
-// renames it over path, so a reader sees the old content or the new, never
-// a torn one, and a crash leaves no half-written file under the real name.
-func writeFileAtomic(path string, data []byte, perm fs.FileMode) (retErr error) {
+// writeFileAtomic writes data to a temporary file beside path and renames
+// it over path, so a reader sees the old content or the new, never a torn
+// one, and a runtime killed mid-write leaves no half-written file under the
+// real name. It does not fsync: container state lives as long as the host
+// is up (it belongs in tmpfs), and a power loss that could tear it also
+// ends every container it describes. Durable evidence goes to the audit
+// log, which syncs; files that callers poll (the pid file) use
+// writeFileSynced.
+func writeFileAtomic(path string, data []byte, perm fs.FileMode) error {
+	return writeFile(path, data, perm, false)
+}
+
+// writeFileSynced is writeFileAtomic plus an fsync before the rename.
+func writeFileSynced(path string, data []byte, perm fs.FileMode) error {
+	return writeFile(path, data, perm, true)
+}
+
+func writeFile(path string, data []byte, perm fs.FileMode, sync bool) (retErr error) {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
@@ -191,9 +205,11 @@ func writeFileAtomic(path string, data []byte, perm fs.FileMode) (retErr error) 
 		f.Close()
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
+	if sync {
+		if err := f.Sync(); err != nil {
+			f.Close()
+			return fmt.Errorf("write %s: %w", path, err)
+		}
 	}
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
