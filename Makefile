@@ -41,6 +41,10 @@ integration: build ## run real containers with the built binary (root)
 	set -o pipefail; cd integration && TESTONLY_VETTO_BINARY=$(CURDIR)/$(BIN) \
 		$(GO) test -tags $(TAGS) -count=1 -timeout 20m -v . 2>&1 | grep -Ev '^=== (RUN|PAUSE|CONT)'
 
+.PHONY: conformance
+conformance: build ## OCI runtime-tools validation suite (root); RUNTIME=path, or RUNTIMES="vetto=bin/vetto-runtime runc=/usr/sbin/runc crun=/usr/bin/crun" side by side
+	RUNTIME="$(or $(RUNTIME),$(CURDIR)/$(BIN))" RUNTIMES="$(RUNTIMES)" GO="$(GO)" integration/conformance/run.sh
+
 
 lint: ## gofmt, go vet (all platforms), staticcheck when installable
 	@out=$$(gofmt -l $(GOFILES)); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
