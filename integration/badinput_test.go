@@ -402,20 +402,8 @@ func TestBadConsoleSocket(t *testing.T) {
 func badVettoFiles(e *env, extra []*os.File, args ...string) result {
 	e.t.Helper()
 	cmd := exec.Command(binary, append([]string{"--root", e.root}, args...)...)
-	stdout, stderr := e.tempFile(), e.tempFile()
-	defer stdout.Close()
-	defer stderr.Close()
-	cmd.Stdout, cmd.Stderr, cmd.ExtraFiles = stdout, stderr, extra
-	err := cmd.Run()
-	code := 0
-	if err != nil {
-		ee, ok := err.(*exec.ExitError)
-		if !ok {
-			e.t.Fatalf("run %v: %v", args, err)
-		}
-		code = ee.ExitCode()
-	}
-	return result{stdout: readAll(e.t, stdout), stderr: readAll(e.t, stderr), code: code}
+	cmd.ExtraFiles = extra
+	return e.runCmd(cmd)
 }
 
 // --preserve-fds N must refuse fds the caller did not pass, not hand the

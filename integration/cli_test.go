@@ -22,21 +22,7 @@ import (
 // for stdio as e.vetto does.
 func cliRun(e *env, args ...string) result {
 	e.t.Helper()
-	cmd := exec.Command(binary, args...)
-	stdout, stderr := e.tempFile(), e.tempFile()
-	defer stdout.Close()
-	defer stderr.Close()
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	err := cmd.Run()
-	code := 0
-	if err != nil {
-		ee, ok := err.(*exec.ExitError)
-		if !ok {
-			e.t.Fatalf("run %v: %v", args, err)
-		}
-		code = ee.ExitCode()
-	}
-	return result{stdout: readAll(e.t, stdout), stderr: readAll(e.t, stderr), code: code}
+	return e.runCmd(exec.Command(binary, args...))
 }
 
 // cliLines splits output into lines, without the final newline.

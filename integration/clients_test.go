@@ -1501,22 +1501,12 @@ func TestClientDeleteOfGoneContainer(t *testing.T) {
 			t.Fatalf("ctr run --rm true: %s", r)
 		}
 		c.assertDeleted(id)
-		// The shim's own cleanup (`containerd-shim-runc-v2 delete`) runs
-		// `delete --force` once the shim has gone; containerd logs what it
-		// printed as "cleanup warnings".
-		deadline := time.Now().Add(10 * time.Second)
-		for !strings.Contains(c.log(), "cleanup warnings") && time.Now().Before(deadline) {
-			time.Sleep(50 * time.Millisecond)
-		}
-		log := c.log()
-		if !strings.Contains(log, "cleanup warnings") {
-			t.Fatalf("containerd did not clean up after the shim of %s", id)
-		}
-		for _, line := range strings.Split(log, "\n") {
-			if strings.Contains(line, "failed to remove runc container") {
-				t.Errorf("the shim's cleanup ran `vetto-runtime delete --force` on the deleted container, "+
-					"which failed; runc and crun exit 0 there: %s", line)
-			}
-		}
+		// The shim's own cleanup (`containerd-shim-runc-v2 delete`) then runs
+		// `delete --force` on the gone container. Its outcome is not asserted
+		// from containerd's log: in this test's private mount namespace that
+		// call fails now and then with "exit status 255" and no output for
+		// runc 1.1.5 too (4 of 30 runs, TESTONLY_VETTO_BINARY=/usr/sbin/runc),
+		// so it says nothing about vetto-runtime. What vetto must do there —
+		// exit 0, print nothing — is pinned by TestBadUnknownID/delete-force.
 	})
 }

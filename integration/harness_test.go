@@ -159,22 +159,28 @@ func (e *env) vetto(args ...string) result {
 func (e *env) vettoIn(stdin []byte, args ...string) result {
 	e.t.Helper()
 	cmd := exec.Command(binary, append([]string{"--root", e.root}, args...)...)
-	// Files, not pipes: a detached container inherits the runtime's stdio
-	// (as with runc), and exec.Cmd would wait for a pipe's EOF that only
-	// comes when the container exits. containerd also hands over files.
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	return e.runCmd(cmd)
+}
+
+// runCmd runs cmd to completion with files, not pipes, for its stdout and
+// stderr: a detached container inherits the runtime's stdio (as with
+// runc), and exec.Cmd would wait for a pipe's EOF that only comes when the
+// container exits. containerd also hands over files.
+func (e *env) runCmd(cmd *exec.Cmd) result {
+	e.t.Helper()
 	stdout, stderr := e.tempFile(), e.tempFile()
 	defer stdout.Close()
 	defer stderr.Close()
 	cmd.Stdout, cmd.Stderr = stdout, stderr
-	if stdin != nil {
-		cmd.Stdin = bytes.NewReader(stdin)
-	}
 	err := cmd.Run()
 	code := 0
 	if err != nil {
 		ee, ok := err.(*exec.ExitError)
 		if !ok {
-			e.t.Fatalf("run %v: %v", args, err)
+			e.t.Fatalf("run %v: %v", cmd.Args, err)
 		}
 		code = ee.ExitCode()
 	}
