@@ -5,8 +5,10 @@ BIN       := bin/vetto-runtime
 PREFIX    ?= /usr/local
 VERSION   := $(shell cat VERSION 2>/dev/null || echo 0.1.0-dev)
 COMMIT    := $(shell git rev-parse --short HEAD 2>/dev/null)
-TAGS      := seccomp
-LDFLAGS   := -X main.version=$(VERSION) -X main.gitCommit=$(COMMIT)
+# Static, as runc ships: the binary re-execs itself inside containers (the
+# Landlock shim, the verification probe), whose rootfs has no libseccomp.
+TAGS      := seccomp netgo osusergo
+LDFLAGS   := -X main.version=$(VERSION) -X main.gitCommit=$(COMMIT) -extldflags=-static
 GOFILES   := $(shell git ls-files '*.go' 2>/dev/null || find . -name '*.go')
 # Debian packages the build, tests and demo need.
 DEB_PKGS  := gcc libc6-dev pkg-config libseccomp-dev busybox-static util-linux jq \
@@ -29,17 +31,17 @@ deps: ## install the Debian packages the build and tests need (as root)
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	fi
 
-build: deps ## build bin/vetto-runtime (cgo, libseccomp)
-	$(GO) build -tags $(TAGS) -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) .
+build: deps ## build bin/vetto-runtime (cgo, static, libseccomp)
+	$(GO) build -tags "$(TAGS)" -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) .
 
 test: unit integration ## unit and integration tests (integration needs root)
 
 unit: deps ## unit tests, with the race detector (everything but integration/)
-	$(GO) test -tags $(TAGS) -race -count=1 $$($(GO) list ./... | grep -v /integration)
+	$(GO) test -tags "$(TAGS)" -race -count=1 $$($(GO) list ./... | grep -v /integration)
 
 integration: build ## run real containers with the built binary (root)
 	set -o pipefail; cd integration && TESTONLY_VETTO_BINARY=$(CURDIR)/$(BIN) \
-		$(GO) test -tags $(TAGS) -count=1 -timeout 20m -v . 2>&1 | grep -Ev '^=== (RUN|PAUSE|CONT)'
+		$(GO) test -tags "$(TAGS)" -count=1 -timeout 20m -v . 2>&1 | grep -Ev '^=== (RUN|PAUSE|CONT)'
 
 .PHONY: conformance
 conformance: build ## OCI runtime-tools validation suite (root); RUNTIME=path, or RUNTIMES="vetto=bin/vetto-runtime runc=/usr/sbin/runc crun=/usr/bin/crun" side by side
@@ -48,11 +50,11 @@ conformance: build ## OCI runtime-tools validation suite (root); RUNTIME=path, o
 
 lint: ## gofmt, go vet (all platforms), staticcheck when installable
 	@out=$$(gofmt -l $(GOFILES)); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
-	$(GO) vet -tags $(TAGS) ./...
+	$(GO) vet -tags "$(TAGS)" ./...
 	GOOS=darwin $(GO) vet ./...
 	GOOS=windows $(GO) vet ./...
 	@if command -v staticcheck >/dev/null 2>&1 || $(GO) install honnef.co/go/tools/cmd/staticcheck@latest 2>/dev/null; then \
-		staticcheck -tags $(TAGS) ./...; \
+		staticcheck -tags "$(TAGS)" ./...; \
 	else echo "staticcheck: could not be installed, skipped"; fi
 
 cross: ## build for darwin and windows (their backends refuse to launch for now)

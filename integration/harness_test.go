@@ -53,10 +53,8 @@ func testMain(m *testing.M) int {
 	binary = os.Getenv("TESTONLY_VETTO_BINARY")
 	if binary == "" {
 		binary = filepath.Join(tmp, "vetto-runtime")
-		build := exec.Command("go", "build", "-tags", "seccomp", "-o", binary, "..")
-		build.Stdout, build.Stderr = os.Stderr, os.Stderr
-		if err := build.Run(); err != nil {
-			fmt.Fprintln(os.Stderr, "build vetto-runtime:", err)
+		if out, err := buildRuntime(binary); err != nil {
+			fmt.Fprintf(os.Stderr, "build vetto-runtime: %v\n%s", err, out)
 			return 1
 		}
 	} else if binary, err = filepath.Abs(binary); err != nil {
@@ -373,4 +371,13 @@ func mountsUnder(dir string) []string {
 		}
 	}
 	return out
+}
+
+// buildRuntime builds vetto-runtime the way the Makefile does: static, so
+// it can re-exec itself inside a container's rootfs. extraTags are added
+// to the Makefile's build tags.
+func buildRuntime(out string, extraTags ...string) ([]byte, error) {
+	tags := strings.Join(append([]string{"seccomp", "netgo", "osusergo"}, extraTags...), ",")
+	cmd := exec.Command("go", "build", "-tags", tags, "-ldflags", "-extldflags=-static", "-o", out, "..")
+	return cmd.CombinedOutput()
 }

@@ -277,7 +277,7 @@ func buildFaultBinary(t *testing.T) string {
 			return
 		}
 		faultBinary = filepath.Join(dir, "vetto-runtime-fault")
-		out, err := exec.Command("go", "build", "-tags", "seccomp,vetto_faultinject", "-o", faultBinary, "..").CombinedOutput()
+		out, err := buildRuntime(faultBinary, "vetto_faultinject")
 		if err != nil {
 			faultErr = err
 			faultBinary = string(out)
