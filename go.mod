@@ -38,3 +38,5 @@ require (
 	golang.org/x/net v0.55.0 // indirect
 	golang.org/x/text v0.37.0 // indirect
 )
+
+replace github.com/opencontainers/runc => ./third_party/runc

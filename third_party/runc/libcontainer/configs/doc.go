@@ -1,0 +1,2 @@
+// Package configs defines the structures and constants used for configuring a container
+package configs

@@ -1,0 +1,2 @@
+// Package validate provides helpers for validating configuration.
+package validate
