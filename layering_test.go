@@ -113,7 +113,8 @@ func TestNoExitOrPanicBelowMain(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") && path != ".") {
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") && path != "." || path == "third_party") {
+			// third_party holds other projects' code (patched runc), not ours.
 			return filepath.SkipDir
 		}
 		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") || path == "main.go" {

@@ -294,19 +294,62 @@ func verifyCwd() error {
 	return nil
 }
 
-// finalizeNamespace drops the caps, sets the correct user
-// and working dir, and closes any leaked file descriptors
-// before executing the command inside the namespace.
-func finalizeNamespace(config *initConfig) error {
+// vetto patch: earlyFinalize is the part of finalizeNamespace that must run
+// before a seccomp filter loaded ahead of finalizeNamespace (without
+// NoNewPrivileges the filter has to be loaded while the init still holds
+// CAP_SYS_ADMIN): marking fds close-on-exec, and the chdir and cwd check as
+// root. Under the filter these would need close_range, statx and getcwd,
+// which the container's profile may refuse.
+type earlyFinalize struct {
+	// setgroups is /proc/self/setgroups, for setupUser.
+	setgroups []byte
+	// cwdVerified: the process is in its final working directory, and
+	// verifyCwd passed.
+	cwdVerified bool
+}
+
+func finalizeEarly(config *initConfig, fds *utils.FdDir) (*earlyFinalize, error) {
+	if err := fds.CloseExecFrom(config.PassedFilesCount + 3); err != nil {
+		return nil, fmt.Errorf("error closing exec fds: %w", err)
+	}
+	setgroups, err := readSetgroups()
+	if err != nil {
+		return nil, err
+	}
+	e := &earlyFinalize{setgroups: setgroups}
+	if config.Cwd != "" {
+		err := unix.Chdir(config.Cwd)
+		if errors.Is(err, os.ErrPermission) {
+			// Only the container user may enter it: finalizeNamespace
+			// tries again after setupUser, and checks then.
+			return e, nil
+		} else if err != nil {
+			return nil, fmt.Errorf("chdir to cwd (%q) set in config.json failed: %w", config.Cwd, err)
+		}
+	}
+	if err := verifyCwd(); err != nil {
+		return nil, err
+	}
+	e.cwdVerified = true
+	return e, nil
+}
+
+// finalizeNamespace drops the caps, sets the correct user and working dir,
+// and closes any leaked file descriptors; early (vetto patch) is what
+// finalizeEarly already did, or nil.
+func finalizeNamespace(config *initConfig, early *earlyFinalize) error {
 	// Ensure that all unwanted fds we may have accidentally
 	// inherited are marked close-on-exec so they stay out of the
 	// container
-	if err := utils.CloseExecFrom(config.PassedFilesCount + 3); err != nil {
-		return fmt.Errorf("error closing exec fds: %w", err)
+	if early == nil {
+		if err := utils.CloseExecFrom(config.PassedFilesCount + 3); err != nil {
+			return fmt.Errorf("error closing exec fds: %w", err)
+		}
 	}
+	cwdVerified := early != nil && early.cwdVerified
 
 	// we only do chdir if it's specified
-	doChdir := config.Cwd != ""
+	doChdir := config.Cwd != "" && !cwdVerified
 	if doChdir {
 		// First, attempt the chdir before setting up the user.
 		// This could allow us to access a directory that the user running runc can access
@@ -345,7 +388,7 @@ func finalizeNamespace(config *initConfig) error {
 	if err := system.SetKeepCaps(); err != nil {
 		return fmt.Errorf("unable to set keep caps: %w", err)
 	}
-	if err := setupUser(config); err != nil {
+	if err := setupUser(config, early); err != nil {
 		return fmt.Errorf("unable to setup user: %w", err)
 	}
 	// Change working directory AFTER the user has been set up, if we haven't done it yet.
@@ -355,8 +398,10 @@ func finalizeNamespace(config *initConfig) error {
 		}
 	}
 	// Make sure our final working directory is inside the container.
-	if err := verifyCwd(); err != nil {
-		return err
+	if !cwdVerified {
+		if err := verifyCwd(); err != nil {
+			return err
+		}
 	}
 	if err := system.ClearKeepCaps(); err != nil {
 		return fmt.Errorf("unable to clear keep caps: %w", err)
@@ -464,14 +509,8 @@ func syncParentSeccomp(pipe *syncSocket, seccompFd int) error {
 	return readSync(pipe, procSeccompDone)
 }
 
-// setupUser changes the groups, gid, and uid for the user inside the container.
-func setupUser(config *initConfig) error {
-	// Before we change to the container's user make sure that the processes
-	// STDIO is correctly owned by the user that we are switching to.
-	if err := fixStdioPermissions(config.UID); err != nil {
-		return err
-	}
-
+// readSetgroups reads /proc/self/setgroups; nil if there is none.
+func readSetgroups() ([]byte, error) {
 	// We don't need to use /proc/thread-self here because setgroups is a
 	// per-userns file and thus is global to all threads in a thread-group.
 	// This lets us avoid having to do runtime.LockOSThread.
@@ -482,7 +521,27 @@ func setupUser(config *initConfig) error {
 		_ = setgroupsFile.Close()
 	}
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	return setgroups, nil
+}
+
+// setupUser changes the groups, gid, and uid for the user inside the container.
+func setupUser(config *initConfig, early *earlyFinalize) error {
+	// Before we change to the container's user make sure that the processes
+	// STDIO is correctly owned by the user that we are switching to.
+	if err := fixStdioPermissions(config.UID); err != nil {
 		return err
+	}
+
+	var setgroups []byte
+	if early != nil {
+		setgroups = early.setgroups
+	} else {
+		var err error
+		if setgroups, err = readSetgroups(); err != nil {
+			return err
+		}
 	}
 
 	// This isn't allowed in an unprivileged user namespace since Linux 3.19.

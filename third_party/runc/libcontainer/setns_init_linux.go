@@ -102,10 +102,21 @@ func (l *linuxSetnsInit) Init() error {
 			return err
 		}
 	}
+	// vetto patch: the fd work left after the seccomp filter goes through
+	// a handle opened now (see utils.FdDir).
+	fds, err := utils.OpenFdDir()
+	if err != nil {
+		return err
+	}
+	defer fds.Close()
+	var early *earlyFinalize
 	// Without NoNewPrivileges seccomp is a privileged operation, so we need to
 	// do this before dropping capabilities; otherwise do it as late as possible
 	// just before execve so as few syscalls take place after it as possible.
 	if l.config.Config.Seccomp != nil && !l.config.NoNewPrivileges {
+		if early, err = finalizeEarly(l.config, fds); err != nil {
+			return err
+		}
 		seccompFd, err := seccomp.InitSeccomp(l.config.Config.Seccomp)
 		if err != nil {
 			return err
@@ -114,7 +125,7 @@ func (l *linuxSetnsInit) Init() error {
 			return err
 		}
 	}
-	if err := finalizeNamespace(l.config); err != nil {
+	if err := finalizeNamespace(l.config, early); err != nil {
 		return err
 	}
 	if err := apparmor.ApplyProfile(l.config.AppArmorProfile); err != nil {
@@ -159,8 +170,9 @@ func (l *linuxSetnsInit) Init() error {
 	// (otherwise the (*os.File) finaliser could close the wrong file). See
 	// CVE-2024-21626 for more information as to why this protection is
 	// necessary.
-	if err := utils.UnsafeCloseFrom(l.config.PassedFilesCount + 3); err != nil {
+	if err := fds.UnsafeCloseFrom(l.config.PassedFilesCount + 3); err != nil {
 		return err
 	}
+	_ = fds.Close()
 	return linux.Exec(name, l.config.Args, l.config.Env)
 }

@@ -12,7 +12,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/opencontainers/runc/internal/linux"
-	"github.com/opencontainers/runc/internal/pathrs"
 	"github.com/opencontainers/runc/internal/sys"
 	"github.com/opencontainers/runc/libcontainer/apparmor"
 	"github.com/opencontainers/runc/libcontainer/configs"
@@ -185,10 +184,21 @@ func (l *linuxStandardInit) Init() error {
 			return fmt.Errorf("can't set process label: %w", err)
 		}
 	}
+	// vetto patch: the fd work left after the seccomp filter goes through
+	// a handle opened now (see utils.FdDir).
+	fds, err := utils.OpenFdDir()
+	if err != nil {
+		return err
+	}
+	defer fds.Close()
+	var early *earlyFinalize
 	// Without NoNewPrivileges seccomp is a privileged operation, so we need to
 	// do this before dropping capabilities; otherwise do it as late as possible
 	// just before execve so as few syscalls take place after it as possible.
 	if l.config.Config.Seccomp != nil && !l.config.NoNewPrivileges {
+		if early, err = finalizeEarly(l.config, fds); err != nil {
+			return err
+		}
 		seccompFd, err := seccomp.InitSeccomp(l.config.Config.Seccomp)
 		if err != nil {
 			return err
@@ -198,7 +208,7 @@ func (l *linuxStandardInit) Init() error {
 			return err
 		}
 	}
-	if err := finalizeNamespace(l.config); err != nil {
+	if err := finalizeNamespace(l.config, early); err != nil {
 		return err
 	}
 	// finalizeNamespace can change user/group which clears the parent death
@@ -261,7 +271,7 @@ func (l *linuxStandardInit) Init() error {
 	// user process. We open it through /proc/self/fd/$fd, because the fd that
 	// was given to us was an O_PATH fd to the fifo itself. Linux allows us to
 	// re-open an O_PATH fd through /proc.
-	fifoFile, err := pathrs.Reopen(l.fifoFile, unix.O_WRONLY|unix.O_CLOEXEC)
+	fifoFile, err := fds.Reopen(l.fifoFile, unix.O_WRONLY|unix.O_CLOEXEC)
 	if err != nil {
 		return fmt.Errorf("reopen exec fifo: %w", err)
 	}
@@ -297,8 +307,9 @@ func (l *linuxStandardInit) Init() error {
 	// (otherwise the (*os.File) finaliser could close the wrong file). See
 	// CVE-2024-21626 for more information as to why this protection is
 	// necessary.
-	if err := utils.UnsafeCloseFrom(l.config.PassedFilesCount + 3); err != nil {
+	if err := fds.UnsafeCloseFrom(l.config.PassedFilesCount + 3); err != nil {
 		return err
 	}
+	_ = fds.Close()
 	return linux.Exec(name, l.config.Args, l.config.Env)
 }

@@ -53,7 +53,15 @@ func fdRangeFrom(minFd int, fn fdFunc) error {
 	}
 	defer closer()
 	defer fdDir.Close()
+	return fdRangeIn(fdDir, minFd, fn)
+}
 
+// fdRangeIn is fdRangeFrom over an already open fd directory.
+func fdRangeIn(fdDir *os.File, minFd int, fn fdFunc) error {
+	// Read from the start: the directory may have been listed before.
+	if _, err := fdDir.Seek(0, 0); err != nil {
+		return fmt.Errorf("rewind %s: %w", fdDir.Name(), err)
+	}
 	fdList, err := fdDir.Readdirnames(-1)
 	if err != nil {
 		return err
@@ -97,6 +105,60 @@ func CloseExecFrom(minFd int) error {
 	return fdRangeFrom(minFd, unix.CloseOnExec)
 }
 
+// vetto patch: FdDir is the process's fd directory, opened through a
+// private procfs before the container's seccomp filter is loaded. Once the
+// filter is in place, the fd work the init still has to do (marking fds
+// close-on-exec, re-opening the exec fifo, closing everything before
+// execve) goes through this handle with plain openat/getdents/fcntl/close,
+// instead of opening /proc again: that needs statx(STATX_MNT_ID) for the
+// overmount checks and close_range, which a profile may refuse (the OCI
+// validation suite's does, with ENOSYS), and then no container could start.
+// The checks are done once, here, before the filter. The fd table is
+// shared by all threads of the process, so /proc/self/fd is the same for
+// every thread.
+type FdDir struct{ dir *os.File }
+
+// OpenFdDir opens /proc/self/fd for later use under a seccomp filter.
+func OpenFdDir() (*FdDir, error) {
+	dir, err := pathrs.ProcSelfOpen("fd/", unix.O_DIRECTORY|unix.O_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("get handle to /proc/self/fd: %w", err)
+	}
+	return &FdDir{dir: dir}, nil
+}
+
+// CloseExecFrom is CloseExecFrom through d: close_range if the filter
+// allows it, the directory otherwise.
+func (d *FdDir) CloseExecFrom(minFd int) error {
+	if haveCloseRangeCloexec() {
+		if err := unix.CloseRange(uint(minFd), math.MaxInt32, unix.CLOSE_RANGE_CLOEXEC); err == nil {
+			return nil
+		}
+	}
+	return fdRangeIn(d.dir, minFd, unix.CloseOnExec)
+}
+
+// UnsafeCloseFrom is UnsafeCloseFrom through d; d itself stays open until
+// Close.
+func (d *FdDir) UnsafeCloseFrom(minFd int) error {
+	return fdRangeIn(d.dir, minFd, unsafeClose)
+}
+
+// Reopen re-opens file (an O_PATH handle) with flags through
+// /proc/self/fd/<fd>, a magic link in the private procfs d was opened on.
+func (d *FdDir) Reopen(file *os.File, flags int) (*os.File, error) {
+	name := strconv.Itoa(int(file.Fd()))
+	fd, err := unix.Openat(int(d.dir.Fd()), name, flags|unix.O_CLOEXEC, 0)
+	runtime.KeepAlive(file)
+	if err != nil {
+		return nil, &os.PathError{Op: "reopen", Path: file.Name(), Err: err}
+	}
+	return os.NewFile(uintptr(fd), file.Name()), nil
+}
+
+// Close closes the directory handle.
+func (d *FdDir) Close() error { return d.dir.Close() }
+
 //go:linkname runtime_IsPollDescriptor internal/poll.IsPollDescriptor
 
 // In order to make sure we do not close the internal epoll descriptors the Go
@@ -118,21 +180,23 @@ func runtime_IsPollDescriptor(fd uintptr) bool //nolint:revive
 func UnsafeCloseFrom(minFd int) error {
 	// We cannot use close_range(2) even if it is available, because we must
 	// not close some file descriptors.
-	return fdRangeFrom(minFd, func(fd int) {
-		if runtime_IsPollDescriptor(uintptr(fd)) {
-			// These are the Go runtimes internal netpoll file descriptors.
-			// These file descriptors are operated on deep in the Go scheduler,
-			// and closing those files from underneath Go can result in panics.
-			// There is no issue with keeping them because they are not
-			// executable and are not useful to an attacker anyway. Also we
-			// don't have any choice.
-			return
-		}
-		// There's nothing we can do about errors from close(2), and the
-		// only likely error to be seen is EBADF which indicates the fd was
-		// already closed (in which case, we got what we wanted).
-		_ = unix.Close(fd)
-	})
+	return fdRangeFrom(minFd, unsafeClose)
+}
+
+func unsafeClose(fd int) {
+	if runtime_IsPollDescriptor(uintptr(fd)) {
+		// These are the Go runtimes internal netpoll file descriptors.
+		// These file descriptors are operated on deep in the Go scheduler,
+		// and closing those files from underneath Go can result in panics.
+		// There is no issue with keeping them because they are not
+		// executable and are not useful to an attacker anyway. Also we
+		// don't have any choice.
+		return
+	}
+	// There's nothing we can do about errors from close(2), and the
+	// only likely error to be seen is EBADF which indicates the fd was
+	// already closed (in which case, we got what we wanted).
+	_ = unix.Close(fd)
 }
 
 // NewSockPair returns a new SOCK_STREAM unix socket pair.
