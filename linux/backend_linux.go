@@ -57,7 +57,11 @@ func (b *Backend) Create(req *runtime.CreateRequest) (_ runtime.Container, _ run
 		}
 	}()
 
-	proc, err := newProcess(req.Spec.Process)
+	sp := req.Spec.Process
+	if sp == nil {
+		sp = holderProcess()
+	}
+	proc, err := newProcess(sp)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -74,7 +78,7 @@ func (b *Backend) Create(req *runtime.CreateRequest) (_ runtime.Container, _ run
 	if err != nil {
 		return nil, nil, err
 	}
-	io, err := setupStdio(proc, req.Spec.Process.Terminal, req.Foreground, req.ConsoleSocket, rootUID, rootGID)
+	io, err := setupStdio(proc, sp.Terminal, req.Foreground, req.ConsoleSocket, rootUID, rootGID)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -99,6 +103,10 @@ func (b *Backend) Create(req *runtime.CreateRequest) (_ runtime.Container, _ run
 		return nil, nil, mapErr(err)
 	}
 	c.proc = proc
+	if err := orderDevices(c, config); err != nil {
+		_ = proc.Signal(unix.SIGKILL)
+		return nil, nil, err
+	}
 	if err := io.waitConsole(); err != nil {
 		_ = proc.Signal(unix.SIGKILL)
 		return nil, nil, err
@@ -144,6 +152,7 @@ func (b *Backend) libcontainerConfig(req *runtime.CreateRequest) (*configs.Confi
 	if err != nil {
 		return nil, runtime.Errorf(runtime.ErrInvalidInput, "convert spec: %w", err)
 	}
+	fixupConfig(config)
 	// specconv takes the bundle from the working directory (runc chdirs
 	// into it); we do not, so set the label it derives the OCI state's
 	// "bundle" from.
@@ -164,6 +173,21 @@ func withEmptyEnv(list []specs.Hook) []specs.Hook {
 		out[i] = h
 	}
 	return out
+}
+
+// holderProcess stands in for the process of a spec that sets none
+// (config.md 1.3 makes process optional until start). libcontainer's init
+// needs something to exec once started; the core never starts such a
+// container, so this is never exec'd. It is the runtime binary as the
+// init sees it, which exists in any rootfs with /proc, with no
+// capabilities and no_new_privs in case anything ever did.
+func holderProcess() *specs.Process {
+	return &specs.Process{
+		Args:            []string{"/proc/self/exe", "never-started"},
+		Cwd:             "/",
+		NoNewPrivileges: true,
+		Capabilities:    &specs.LinuxCapabilities{},
+	}
 }
 
 // newProcess converts the spec's process for libcontainer.

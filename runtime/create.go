@@ -33,6 +33,9 @@ type CreateOptions struct {
 	// detach is false only for run in the foreground.
 	foreground  bool
 	noSubreaper bool
+	// starting: run creates to start at once, so a spec without a
+	// process is refused before anything is built.
+	starting bool
 }
 
 // DefaultCgroupParent is the cgroup under which containers whose spec sets
@@ -191,7 +194,16 @@ func (r *Runtime) effectiveSpec(opts CreateOptions) (string, *specs.Spec, error)
 	if err != nil {
 		return "", nil, err
 	}
-	if err := checkTerminal(s.Process.Terminal, opts); err != nil {
+	if s.Process == nil {
+		// config.md 1.3: process is "REQUIRED when start is called":
+		// create builds the container without one, start refuses.
+		if opts.starting {
+			return "", nil, Errorf(ErrInvalidInput, "config.json: process: must be set to run a container")
+		}
+		if opts.ConsoleSocket != "" {
+			return "", nil, Errorf(ErrInvalidInput, "--console-socket given, but config.json sets no process to have a terminal")
+		}
+	} else if err := checkTerminal(s.Process.Terminal, opts); err != nil {
 		return "", nil, err
 	}
 	if opts.PreserveFDs < 0 {

@@ -64,6 +64,15 @@ func TestPlan(t *testing.T) {
 		{"annotation with an unknown feature", func(s *specs.Spec) {
 			s.Annotations = map[string]string{AnnotationAllowDegraded: "everything"}
 		}, Security{}, nil, nil, ErrInvalidInput, 0, "", "unknown feature"},
+		{"kernel memory refused at standard", func(s *specs.Spec) {
+			tcp := int64(1 << 20)
+			s.Linux.Resources = &specs.LinuxResources{Memory: &specs.LinuxMemory{KernelTCP: &tcp}}
+		}, Security{}, nil, nil, ErrDegradedRefused, 0, "", "kernel memory limits requested"},
+		{"kernel memory with limits degraded", func(s *specs.Spec) {
+			kmem := int64(1 << 20)
+			//lint:ignore SA1019 deprecated field, still refused when set
+			s.Linux.Resources = &specs.LinuxResources{Memory: &specs.LinuxMemory{Kernel: &kmem}}
+		}, Security{AllowDegraded: map[string]bool{FeatureLimits: true}}, nil, nil, nil, LevelStandard, "full", "degraded: limits"},
 		{"network allowlist at degraded", func(s *specs.Spec) { s.Annotations = map[string]string{AnnotationNet: "allowlist"} },
 			Security{Level: LevelDegraded, LevelSet: true}, nil, nil, nil, LevelDegraded, "full", "net=allowlist level=degraded"},
 		{"partial tier", func(s *specs.Spec) { s.Linux.Namespaces = s.Linux.Namespaces[:2] }, Security{}, nil, nil, nil, LevelStandard, "partial", "tier=partial net=host"},

@@ -166,6 +166,16 @@ func unenforceable(s *specs.Spec) map[string]string {
 	if rules := s.Annotations[AnnotationLandlock]; strings.TrimSpace(rules) != "" {
 		out[FeatureLandlock] = "Landlock rules requested (" + AnnotationLandlock + ") but this build does not apply Landlock"
 	}
+	if s.Linux != nil && s.Linux.Resources != nil && s.Linux.Resources.Memory != nil {
+		mem := s.Linux.Resources.Memory
+		//lint:ignore SA1019 deprecated in the spec, still refused when set
+		if mem.Kernel != nil || mem.KernelTCP != nil {
+			// libcontainer drops both with a log line; cgroup v2 has
+			// neither, and kernels since 5.16 accept and ignore a kernel
+			// memory limit in v1.
+			out[FeatureLimits] = "kernel memory limits requested (linux.resources.memory.kernel/kernelTCP) but this build does not apply them"
+		}
+	}
 	switch m := s.Annotations[AnnotationNet]; m {
 	case "", "off", "none":
 	default:

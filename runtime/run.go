@@ -19,6 +19,7 @@ type RunOptions struct {
 func (r *Runtime) Run(opts RunOptions) (int, error) {
 	opts.foreground = !opts.Detach
 	opts.noSubreaper = opts.NoSubreaper
+	opts.starting = true
 	if err := checkPidFileDir(opts.PidFile); err != nil {
 		return -1, fmt.Errorf("run %q: %w", opts.ID, err)
 	}

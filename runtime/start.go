@@ -50,6 +50,12 @@ func (r *Runtime) startLocked(rec *Record, c Container) error {
 		}
 		return fmt.Errorf("start %q: %w", rec.ID, err)
 	}
+	if sp.Process == nil {
+		// runtime.md: start "MUST generate an error if process was not
+		// set". Nothing can ever run in this container, so it is stopped.
+		_ = r.Store.moveLocked(rec, StateSpawnFailed, "no process to start")
+		return stopAfterFailure(c, Errorf(ErrInvalidInput, "start %q: config.json sets no process; a container created without one cannot start", rec.ID))
+	}
 	if err := c.Start(sp); err != nil {
 		// The spec: a failing startContainer hook means "stop the
 		// container"; any other failure to start leaves nothing to run.

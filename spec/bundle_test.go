@@ -56,7 +56,7 @@ func TestValidate(t *testing.T) {
 		{"no version", func(s *specs.Spec) { s.Version = "" }, []string{"ociVersion"}},
 		{"version 2", func(s *specs.Spec) { s.Version = "2.0.0" }, []string{"ociVersion"}},
 		{"no root", func(s *specs.Spec) { s.Root = nil }, []string{"root.path"}},
-		{"no process", func(s *specs.Spec) { s.Process = nil }, []string{"process"}},
+		{"no process (optional until start)", func(s *specs.Spec) { s.Process = nil }, nil},
 		{"empty args", func(s *specs.Spec) { s.Process.Args = nil }, []string{"process.args"}},
 		{"relative cwd", func(s *specs.Spec) { s.Process.Cwd = "tmp" }, []string{"process.cwd"}},
 		{"bad env", func(s *specs.Spec) { s.Process.Env = []string{"PATH=/bin", "NOEQUALS"} }, []string{"process.env[1]"}},

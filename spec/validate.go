@@ -80,8 +80,8 @@ func Validate(s *specs.Spec) error {
 
 func validateProcess(p *specs.Process, add func(string, string, ...any)) {
 	if p == nil {
-		// Optional in the spec, but create needs a process to run.
-		add("process", "must be set to create a container")
+		// config.md 1.3: "REQUIRED when start is called"; create builds
+		// the container without one (runtime.Run and Start refuse it).
 		return
 	}
 	if len(p.Args) == 0 && p.CommandLine == "" {
