@@ -163,7 +163,7 @@ func TestBadDuplicateID(t *testing.T) {
 			if err := unix.Kill(pid, 0); err != nil {
 				t.Errorf("first container's init %d: got %v, want it alive", pid, err)
 			}
-			e.mustVetto("delete", id)
+			e.mustVetto("delete", "--force", id)
 			badNothingLeft(t, e)
 		})
 	}

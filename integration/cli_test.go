@@ -155,7 +155,7 @@ func TestCLIFlagForms(t *testing.T) {
 			if r.code != 0 || strings.TrimSpace(r.stdout) != id {
 				t.Errorf("list -q with %v: got %s, want %s", tt.root(e.root), r, id)
 			}
-			e.mustVetto("delete", id)
+			e.mustVetto("delete", "--force", id)
 		})
 	}
 }
@@ -262,7 +262,7 @@ func TestCLIList(t *testing.T) {
 		}
 	})
 	e.mustVetto("delete", "--force", running)
-	e.mustVetto("delete", created)
+	e.mustVetto("delete", "--force", created)
 	if r := e.mustVetto("list", "-q"); r.stdout != "" {
 		t.Errorf("after delete: got list -q %q, want empty", r.stdout)
 	}
@@ -490,7 +490,7 @@ func TestCLIStateFields(t *testing.T) {
 			if s, _ := vetto["state"].(string); s != "Launchable" {
 				t.Errorf("got vetto.state %v, want Launchable for a created container", vetto["state"])
 			}
-			e.mustVetto("delete", id)
+			e.mustVetto("delete", "--force", id)
 		})
 	}
 }

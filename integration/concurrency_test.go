@@ -182,7 +182,7 @@ func TestConcCreateSameID(t *testing.T) {
 	if r := e.mustVetto("list", "-q"); strings.TrimSpace(r.stdout) != id {
 		t.Errorf("list -q %q, want only %s", r.stdout, id)
 	}
-	e.mustVetto("delete", id)
+	e.mustVetto("delete", "--force", id)
 	concListEmpty(e)
 }
 

@@ -255,7 +255,7 @@ func TestDegradedFeature(t *testing.T) {
 			if d, _ := v["degraded"].([]any); len(d) != 1 || !strings.HasPrefix(d[0].(string), "landlock:") {
 				t.Errorf("state vetto.degraded = %v, want the landlock degradation", v["degraded"])
 			}
-			e.mustVetto("delete", id)
+			e.mustVetto("delete", "--force", id)
 		})
 	}
 }

@@ -68,13 +68,27 @@ func TestLifecycle(t *testing.T) {
 	}
 }
 
-// A created container can be deleted without --force (its process never
-// ran), as with runc.
+// runtime.md: deleting a container that is not stopped "MUST have no
+// effect on the container and MUST generate an error" — a created one
+// too (runc deletes it). --force deletes it.
 func TestDeleteCreated(t *testing.T) {
 	e := newEnv(t)
 	id := e.id()
 	e.mustVetto("create", "-b", e.bundle([]string{"true"}, nil), id)
+	pid := int(e.state(id)["pid"].(float64))
+	if r := e.vetto("delete", id); r.code != 1 || !strings.Contains(r.stderr, "not stopped: created (use --force)") {
+		t.Fatalf("delete of a created container: %s; want a refusal", r)
+	}
+	if st := e.state(id); st["status"] != "created" || int(st["pid"].(float64)) != pid {
+		t.Fatalf("the refused delete changed the container: %v", st)
+	}
+	e.mustVetto("start", id)
+	e.waitStatus(id, "stopped")
 	e.mustVetto("delete", id)
+
+	id = e.id()
+	e.mustVetto("create", "-b", e.bundle([]string{"true"}, nil), id)
+	e.mustVetto("delete", "--force", id)
 }
 
 func TestDeleteForceRunning(t *testing.T) {

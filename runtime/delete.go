@@ -54,13 +54,11 @@ func (r *Runtime) deleteLocked(rec *Record, c Container, force bool) error {
 		if err != nil {
 			return fmt.Errorf("delete %q: %w", rec.ID, err)
 		}
-		switch {
-		case status == StatusStopped:
-		case status == StatusCreated || force:
-			// runc deletes a created container without --force too: its
-			// user process never ran.
-		default:
-			return Errorf(ErrWrongState, "cannot delete container %s that is not stopped: %s", rec.ID, status)
+		// runtime.md: "Attempting to delete a container that is not
+		// stopped MUST have no effect on the container and MUST generate
+		// an error" — created included (runc deletes those; --force does).
+		if status != StatusStopped && !force {
+			return Errorf(ErrWrongState, "cannot delete container %s that is not stopped: %s (use --force)", rec.ID, status)
 		}
 		st, _ = c.OCIState()
 		if rec.State != StateTerminating && Transition(rec.State, StateTerminating) == nil {
