@@ -21,12 +21,12 @@ import (
 // real; every check is made from outside: the host's files, the host's
 // listener, what the container printed about itself.
 
-// runFlags are what a policy bundle needs from `run` on this build: the
-// compiler writes Landlock rules (dev.vetto.landlock), which this build
-// does not apply yet (issue 7), and at level standard the runtime refuses
-// that unless the missing feature is named. The mount namespace enforces
-// the same read/write roots, which is what these tests check.
-var runFlags = []string{"--allow-degraded=landlock"}
+// runFlags are what a policy bundle needs from `run`: nothing. The
+// compiler writes Landlock rules (dev.vetto.landlock) for every fs right up
+// to ABI 5, and on a host whose ABI enforces them all the launch at level
+// standard applies them exactly; on an older kernel it is refused (125),
+// which is the point.
+var runFlags []string
 
 // policyProject makes a project directory with a planted secret in .env
 // and in a denied directory, and a file to be read.

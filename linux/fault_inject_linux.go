@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/opencontainers/runc/libcontainer"
 	"github.com/opencontainers/runc/libcontainer/configs"
@@ -20,6 +21,9 @@ import (
 //
 //	TESTONLY_VETTO_FAULT=host-netns       join the runtime's (the host's) network namespace
 //	TESTONLY_VETTO_FAULT=drop-cap:CAP_X   drop CAP_X from the process
+//	TESTONLY_VETTO_FAULT=shim-pause:<dur> in the container's environment:
+//	                                      the Landlock shim sleeps <dur> before it
+//	                                      restricts itself, so a test can attack it
 //
 // The variable does not start with VETTO_ so that it is not refused as a
 // poisoned environment before the fault can be observed at standard.
@@ -44,6 +48,17 @@ func injectFault(config *configs.Config, proc *libcontainer.Process) {
 			proc.Capabilities.Effective = drop(proc.Capabilities.Effective)
 			proc.Capabilities.Permitted = drop(proc.Capabilities.Permitted)
 			proc.Capabilities.Bounding = drop(proc.Capabilities.Bounding)
+		}
+	}
+}
+
+// shimFault pauses the Landlock shim while it is still the runtime's
+// sealed clone, unrestricted, with the container's process's fds: the
+// window a process in the container would attack it in.
+func shimFault() {
+	if d, ok := strings.CutPrefix(os.Getenv("TESTONLY_VETTO_FAULT"), "shim-pause:"); ok {
+		if pause, err := time.ParseDuration(d); err == nil {
+			time.Sleep(pause)
 		}
 	}
 }

@@ -163,9 +163,6 @@ func strictRequirementsOf(s *specs.Spec, prefixes ...string) []requirement {
 // establish at all, by degradable feature.
 func unenforceable(s *specs.Spec) map[string]string {
 	out := map[string]string{}
-	if rules := s.Annotations[AnnotationLandlock]; strings.TrimSpace(rules) != "" {
-		out[FeatureLandlock] = "Landlock rules requested (" + AnnotationLandlock + ") but this build does not apply Landlock"
-	}
 	switch m := s.Annotations[AnnotationNet]; m {
 	case "", "off", "none":
 	default:

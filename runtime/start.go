@@ -50,6 +50,10 @@ func (r *Runtime) startLocked(rec *Record, c Container) error {
 		}
 		return fmt.Errorf("start %q: %w", rec.ID, err)
 	}
+	verifyPastShim, err := r.watchShim(rec, c)
+	if err != nil {
+		return fmt.Errorf("start %q: %w", rec.ID, err)
+	}
 	if err := c.Start(sp); err != nil {
 		// The spec: a failing startContainer hook means "stop the
 		// container"; any other failure to start leaves nothing to run.
@@ -57,6 +61,9 @@ func (r *Runtime) startLocked(rec *Record, c Container) error {
 		return stopAfterFailure(c, fmt.Errorf("start %q: %w", rec.ID, err))
 	}
 	if err := r.Store.moveLocked(rec, StateRunning, ""); err != nil {
+		return err
+	}
+	if err := verifyPastShim(); err != nil {
 		return err
 	}
 	// libcontainer would run poststart inside create; the spec puts it
