@@ -158,6 +158,10 @@ var Rights = []Right{
 	{"scope", 1 << 1, "signal", 6},
 }
 
+// KnownABI is the newest ABI that adds a right or scope this build knows
+// (ABI 7 and later add logging flags; 9 and 10 rights not used yet).
+const KnownABI = 6
+
 var knownFS, knownNet, knownScoped = known("fs"), known("net"), known("scope")
 
 func known(kind string) uint64 {

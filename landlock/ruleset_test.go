@@ -110,3 +110,13 @@ func TestUnsupportedAndDowngrade(t *testing.T) {
 		t.Errorf("net/scope at ABI 3: %q", got)
 	}
 }
+
+func TestKnownABI(t *testing.T) {
+	newest := 0
+	for _, r := range Rights {
+		newest = max(newest, r.ABI)
+	}
+	if newest != KnownABI {
+		t.Fatalf("the newest right in Rights is ABI %d, KnownABI says %d", newest, KnownABI)
+	}
+}
