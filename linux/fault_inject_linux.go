@@ -21,6 +21,9 @@ import (
 //
 //	TESTONLY_VETTO_FAULT=host-netns       join the runtime's (the host's) network namespace
 //	TESTONLY_VETTO_FAULT=drop-cap:CAP_X   drop CAP_X from the process
+//	TESTONLY_VETTO_FAULT=exec-unconfined  exec runs its process without the Landlock
+//	                                      shim: the attacker a test needs in a
+//	                                      Landlocked container
 //	TESTONLY_VETTO_FAULT=shim-pause:<dur> in the container's environment:
 //	                                      the Landlock shim sleeps <dur> before it
 //	                                      restricts itself, so a test can attack it
@@ -62,3 +65,6 @@ func shimFault() {
 		}
 	}
 }
+
+// execUnconfined makes exec skip the Landlock shim.
+func execUnconfined() bool { return os.Getenv("TESTONLY_VETTO_FAULT") == "exec-unconfined" }

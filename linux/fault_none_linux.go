@@ -14,3 +14,5 @@ const FaultInjection = false
 func injectFault(*configs.Config, *libcontainer.Process) {}
 
 func shimFault() {}
+
+func execUnconfined() bool { return false }
