@@ -476,3 +476,41 @@ func cloexec(field string) bool {
 	n, err := strconv.ParseUint(v, 8, 64)
 	return err == nil && n&0o2000000 != 0
 }
+
+// The pre-launch verification sees the init will exec the shim with the
+// plan's ruleset (landlock/shim) on a host whose ABI covers it
+// (landlock/abi); start sees the process got past it (landlock/past-shim).
+// A backend that drops the shim (fault injection) is refused with 125 and
+// leaves nothing.
+func TestLandlockVerification(t *testing.T) {
+	fb := buildFaultBinary(t)
+	t.Cleanup(func() { _ = os.RemoveAll(filepath.Dir(fb)) })
+	e := newEnv(t)
+	rules := landlockRules(map[uint64][]string{llExecute | llReadFile | llReadDir: {"/"}})
+	// A process that lives long enough for start to see it past the shim.
+	b := e.bundle([]string{"sleep", "1"}, func(s *specs.Spec) {
+		s.Process.NoNewPrivileges = true
+		s.Annotations = map[string]string{"dev.vetto.landlock": rules}
+	})
+
+	id := e.id()
+	cmd := vettoCmdWith(e, fb, "run", "-b", b, id)
+	cmd.Env = append(os.Environ(), "TESTONLY_VETTO_FAULT=no-landlock-shim")
+	r := e.runCmd(cmd)
+	if r.code != 125 || !strings.Contains(r.stderr, "landlock/shim: FAIL") {
+		t.Fatalf("backend without the shim: %s; want 125 with landlock/shim: FAIL", r)
+	}
+	e.assertNothingLeft(id)
+
+	audit := filepath.Join(e.tmp, "audit.jsonl")
+	e.mustVetto("--audit-log", audit, "run", "-b", b, e.id())
+	data, err := os.ReadFile(audit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"landlock/shim", "landlock/abi", "landlock/past-shim"} {
+		if !strings.Contains(string(data), `"check":"`+want+`","verdict":"PASS"`) {
+			t.Errorf("audit log has no %s PASS:\n%s", want, data)
+		}
+	}
+}

@@ -331,10 +331,10 @@ func TestPolicyErrors(t *testing.T) {
 	}
 }
 
-// vetto's seccomp profile and the default capability set run ordinary
-// toolchains: a shell and coreutils, make and gcc with threads, go build
-// and a Go program that forks, git, and python with subprocesses and a
-// process pool.
+// vetto's seccomp profile, the default capability set and the policy's
+// Landlock rules run ordinary toolchains: a shell and coreutils, make and
+// gcc with threads, go build and a Go program that forks, git, python with
+// subprocesses and a process pool, and node with a child process.
 func TestPolicyToolchains(t *testing.T) {
 	e := newEnv(t)
 	p := filepath.Join(e.tmp, "project")
@@ -379,19 +379,38 @@ git add f
 git commit -qm first
 echo "git ok $(git log --oneline | wc -l)"
 cd ..
+if [ -x /usr/bin/node ]; then
+  /usr/bin/node -e 'console.log("node ok", require("child_process").execSync("echo child").toString().trim())'
+else
+  echo "node ok (not installed on this host)"
+fi
 if [ -x /usr/bin/python3 ]; then
   /usr/bin/python3 -c 'import subprocess, multiprocessing as m; subprocess.run(["true"], check=True); print("python ok", m.Pool(2).map(abs, [-1, -2]))'
 else
   echo "python ok (not installed on this host)"
 fi
 echo done`, goBin)
-	r := e.runPolicy(fmt.Sprintf("[filesystem]\nallow_read = [%q]\n", strings.TrimSpace(string(goroot))), p, script)
+	bundle, _ := e.compilePolicy(fmt.Sprintf("[filesystem]\nallow_read = [%q]\n", strings.TrimSpace(string(goroot))), p, script)
+	audit := filepath.Join(e.tmp, "audit.jsonl")
+	r := e.vetto(append(append([]string{"--audit-log", audit, "run"}, runFlags...), "--bundle", bundle, e.id())...)
 	if r.code != 0 {
 		t.Fatalf("toolchains in the sandbox: %s", r)
 	}
-	for _, want := range []string{"gcc ok", "go ok forked", "git ok 1", "python ok", "done"} {
+	t.Logf("toolchains under the profile and Landlock:\n%s", r.stdout)
+	for _, want := range []string{"gcc ok", "go ok forked", "git ok 1", "python ok", "node ok", "done"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("output lacks %q: %s", want, r)
+		}
+	}
+	// And they ran under Landlock: the shim was in place and the process
+	// got past it.
+	data, err := os.ReadFile(audit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"landlock/shim", "landlock/past-shim"} {
+		if !strings.Contains(string(data), `"check":"`+want+`","verdict":"PASS"`) {
+			t.Errorf("audit log has no %s PASS", want)
 		}
 	}
 }

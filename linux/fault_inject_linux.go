@@ -11,6 +11,8 @@ import (
 
 	"github.com/opencontainers/runc/libcontainer"
 	"github.com/opencontainers/runc/libcontainer/configs"
+
+	"github.com/vetto-dev/vetto-runtime/landlock"
 )
 
 // FaultInjection is compiled in only with the vetto_faultinject build tag,
@@ -21,6 +23,7 @@ import (
 //
 //	TESTONLY_VETTO_FAULT=host-netns       join the runtime's (the host's) network namespace
 //	TESTONLY_VETTO_FAULT=drop-cap:CAP_X   drop CAP_X from the process
+//	TESTONLY_VETTO_FAULT=no-landlock-shim  run the process without the Landlock shim
 //	TESTONLY_VETTO_FAULT=exec-unconfined  exec runs its process without the Landlock
 //	                                      shim: the attacker a test needs in a
 //	                                      Landlocked container
@@ -42,6 +45,10 @@ func injectFault(config *configs.Config, proc *libcontainer.Process) {
 			}
 		}
 		config.Networks = nil
+	case fault == "no-landlock-shim":
+		if _, args, err := landlock.ParseShimArgs(proc.Args); err == nil {
+			proc.Args = args
+		}
 	case strings.HasPrefix(fault, "drop-cap:"):
 		c := strings.TrimPrefix(fault, "drop-cap:")
 		if proc.Capabilities != nil {
