@@ -312,7 +312,6 @@ func TestLandlockRefusals(t *testing.T) {
 // in the shim. Afterwards the workload runs, as itself.
 func TestLandlockShimCannotBeAttacked(t *testing.T) {
 	fb := buildFaultBinary(t)
-	t.Cleanup(func() { _ = os.RemoveAll(filepath.Dir(fb)) })
 	e := newEnv(t)
 	id := e.id()
 	rules := landlockRules(map[uint64][]string{llExecute | llReadFile | llReadDir: {"/"}})
@@ -484,7 +483,6 @@ func cloexec(field string) bool {
 // leaves nothing.
 func TestLandlockVerification(t *testing.T) {
 	fb := buildFaultBinary(t)
-	t.Cleanup(func() { _ = os.RemoveAll(filepath.Dir(fb)) })
 	e := newEnv(t)
 	rules := landlockRules(map[uint64][]string{llExecute | llReadFile | llReadDir: {"/"}})
 	// A process that lives long enough for start to see it past the shim.

@@ -273,7 +273,9 @@ var (
 func buildFaultBinary(t *testing.T) string {
 	t.Helper()
 	faultOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "vetto-fault-")
+		// Under the harness's temporary directory, removed when the
+		// test binary exits: several tests share the one build.
+		dir, err := os.MkdirTemp(harnessTmp, "vetto-fault-")
 		if err != nil {
 			faultErr = err
 			return
@@ -288,7 +290,6 @@ func buildFaultBinary(t *testing.T) string {
 	if faultErr != nil {
 		t.Fatalf("build fault-injection binary: %v: %s", faultErr, faultBinary)
 	}
-	t.Cleanup(func() {}) // the binary is removed with the process's temp files below
 	return faultBinary
 }
 
@@ -296,7 +297,6 @@ func buildFaultBinary(t *testing.T) string {
 // than the frozen spec, destroys the container and exits 125.
 func TestPreLaunchDetectsFaults(t *testing.T) {
 	fb := buildFaultBinary(t)
-	t.Cleanup(func() { _ = os.RemoveAll(filepath.Dir(fb)) })
 	tests := []struct {
 		fault, want string
 	}{
