@@ -10,20 +10,22 @@ import (
 )
 
 // initIfRequested turns this process into a container's init when
-// libcontainer re-executes us as "vetto-runtime init", or into the
-// Landlock exec shim when the init execs us inside the container; neither
-// returns.
+// libcontainer re-executes us as "vetto-runtime init"; it does not return.
 func initIfRequested() {
-	if len(os.Args) < 2 {
-		return
-	}
-	switch os.Args[1] {
-	case linux.InitArg:
+	if len(os.Args) > 1 && os.Args[1] == linux.InitArg {
 		linux.Init()
-	case landlock.ShimCommand:
-		// The shim returns only when it could not exec the process.
-		os.Exit(linux.Shim(os.Args))
 	}
+}
+
+// shimIfRequested runs the Landlock exec shim when a container's init
+// execs us inside the container as "vetto-runtime landlock-exec"; it
+// replaces this process with the container's own, and returns (with the
+// exit status, true) only when it could not.
+func shimIfRequested() (int, bool) {
+	if len(os.Args) > 1 && os.Args[1] == landlock.ShimCommand {
+		return linux.Shim(os.Args), true
+	}
+	return 0, false
 }
 
 func newBackend() runtime.Backend {
