@@ -253,7 +253,9 @@ exit 7`
 		t.Errorf("state shows no vetto.landlock: %v", v)
 	}
 	// exec: the same restriction, in the same container.
-	x := e.vetto("exec", id, "sh", "-c", "cat /etc/passwd >/dev/null 2>&1 && echo read-etc || echo etc-denied; readlink /proc/self/exe; cat /tmp/ready")
+	// It also waits until pid 1 has set its trap: a signal to a pid
+	// namespace's init without a handler is dropped.
+	x := e.vetto("exec", id, "sh", "-c", "while [ ! -e /tmp/ready ]; do sleep 0.05; done; cat /etc/passwd >/dev/null 2>&1 && echo read-etc || echo etc-denied; readlink /proc/self/exe; cat /tmp/ready")
 	if x.code != 0 || !strings.Contains(x.stdout, "etc-denied") || !strings.Contains(x.stdout, "/bin/busybox") || !strings.Contains(x.stdout, "ready") {
 		t.Errorf("exec: %s; want /etc denied, the exec'd binary as exe, /tmp readable", x)
 	}
