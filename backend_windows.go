@@ -8,6 +8,9 @@ import (
 
 func initIfRequested() {}
 
+// shimIfRequested: the Landlock exec shim is Linux's.
+func shimIfRequested() (int, bool) { return 0, false }
+
 func newBackend() runtime.Backend { return windows.Backend() }
 
 // hostFacts is nil: windows has no namespaces or cgroups to check.

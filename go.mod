@@ -4,6 +4,7 @@ go 1.26.8
 
 require (
 	github.com/containerd/console v1.0.5
+	github.com/landlock-lsm/go-landlock v0.11.2
 	github.com/opencontainers/cgroups v0.1.0
 	github.com/opencontainers/runc v1.5.3
 	github.com/opencontainers/runtime-spec v1.3.0
@@ -37,6 +38,7 @@ require (
 	github.com/xrash/smetrics v0.0.0-20240521201337-686a1a2994c1 // indirect
 	golang.org/x/net v0.55.0 // indirect
 	golang.org/x/text v0.37.0 // indirect
+	kernel.org/pub/linux/libs/security/libcap/psx v1.2.78 // indirect
 )
 
 replace github.com/opencontainers/runc => ./third_party/runc

@@ -30,6 +30,9 @@ directly:
 
 func main() {
 	initIfRequested()
+	if code, ok := shimIfRequested(); ok {
+		os.Exit(code)
+	}
 	os.Exit(run(os.Args))
 }
 

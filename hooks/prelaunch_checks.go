@@ -26,6 +26,9 @@ type PreLaunchInput struct {
 	CgroupPaths map[string]string
 	// RequireCgroupKill asks for the cgroup.kill check (strict).
 	RequireCgroupKill bool
+	// Landlock is set when the process is to exec through the Landlock
+	// shim.
+	Landlock *LandlockLaunch
 }
 
 // PreLaunch verifies the live init against its spec from host facts
@@ -78,6 +81,9 @@ func PreLaunch(in PreLaunchInput, f Facts) []Result {
 		out = append(out, checkIDMap(in.Pid, "gid_map", s.Linux.GIDMappings, f))
 	}
 	out = append(out, checkLimits(in, f)...)
+	if in.Landlock != nil && s.Process != nil {
+		out = append(out, CheckLandlock(in.Landlock, s.Process.Args)...)
+	}
 	return out
 }
 

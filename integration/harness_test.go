@@ -28,6 +28,9 @@ var (
 	binary string
 	// rootfs is a shared busybox root filesystem, mounted read-only.
 	rootfs string
+	// harnessTmp is the test binary's temporary directory, removed when
+	// it exits (the shared builds live there).
+	harnessTmp string
 )
 
 func TestMain(m *testing.M) {
@@ -49,6 +52,7 @@ func testMain(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(tmp)
+	harnessTmp = tmp
 
 	binary = os.Getenv("TESTONLY_VETTO_BINARY")
 	if binary == "" {

@@ -214,11 +214,13 @@ func TestDryRun(t *testing.T) {
 	}
 }
 
-// A feature this build cannot enforce (Landlock rules) is refused unless
-// the level accepts the degradation, which is then named and recorded.
+// A feature this build cannot enforce (a network allowlist: there is no
+// egress relay yet) is refused unless the level accepts the degradation,
+// which is then named and recorded. (Landlock's own ABI negotiation is in
+// landlock_test.go.)
 func TestDegradedFeature(t *testing.T) {
-	landlock := func(s *specs.Spec) {
-		s.Annotations = map[string]string{"dev.vetto.landlock": `{"rules":[{"path":"/tmp","access":3}]}`}
+	allowlist := func(s *specs.Spec) {
+		s.Annotations = map[string]string{"dev.vetto.net": "allowlist"}
 	}
 	tests := []struct {
 		name string
@@ -226,19 +228,19 @@ func TestDegradedFeature(t *testing.T) {
 		code int
 		want string
 	}{
-		{"standard refuses", nil, 125, "--allow-degraded=landlock"},
-		{"standard with opt-in", []string{"--allow-degraded", "landlock"}, 0, "degraded: landlock"},
-		{"degraded level", []string{"--security-level", "degraded"}, 0, "degraded: landlock"},
-		{"strict refuses even with opt-in", []string{"--security-level", "strict", "--allow-degraded", "landlock"}, 125, ""},
+		{"standard refuses", nil, 125, "--allow-degraded=network"},
+		{"standard with opt-in", []string{"--allow-degraded", "network"}, 0, "degraded: network"},
+		{"degraded level", []string{"--security-level", "degraded"}, 0, "degraded: network"},
+		{"strict refuses even with opt-in", []string{"--security-level", "strict", "--allow-degraded", "network"}, 125, ""},
 		{"unknown feature", []string{"--allow-degraded", "everything"}, 1, "unknown feature"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEnv(t)
 			id := e.id()
-			edit := landlock
+			edit := allowlist
 			if strings.Contains(tt.name, "strict") {
-				edit = edits(strictSpec, landlock)
+				edit = edits(strictSpec, allowlist)
 			}
 			args := append([]string{"create"}, tt.args...)
 			args = append(args, "-b", e.bundle([]string{"true"}, edit), id)
@@ -252,8 +254,8 @@ func TestDegradedFeature(t *testing.T) {
 			}
 			st := e.state(id)
 			v := st["vetto"].(map[string]any)
-			if d, _ := v["degraded"].([]any); len(d) != 1 || !strings.HasPrefix(d[0].(string), "landlock:") {
-				t.Errorf("state vetto.degraded = %v, want the landlock degradation", v["degraded"])
+			if d, _ := v["degraded"].([]any); len(d) != 1 || !strings.HasPrefix(d[0].(string), "network:") {
+				t.Errorf("state vetto.degraded = %v, want the network degradation", v["degraded"])
 			}
 			e.mustVetto("delete", "--force", id)
 		})
@@ -271,7 +273,9 @@ var (
 func buildFaultBinary(t *testing.T) string {
 	t.Helper()
 	faultOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "vetto-fault-")
+		// Under the harness's temporary directory, removed when the
+		// test binary exits: several tests share the one build.
+		dir, err := os.MkdirTemp(harnessTmp, "vetto-fault-")
 		if err != nil {
 			faultErr = err
 			return
@@ -286,7 +290,6 @@ func buildFaultBinary(t *testing.T) string {
 	if faultErr != nil {
 		t.Fatalf("build fault-injection binary: %v: %s", faultErr, faultBinary)
 	}
-	t.Cleanup(func() {}) // the binary is removed with the process's temp files below
 	return faultBinary
 }
 
@@ -294,7 +297,6 @@ func buildFaultBinary(t *testing.T) string {
 // than the frozen spec, destroys the container and exits 125.
 func TestPreLaunchDetectsFaults(t *testing.T) {
 	fb := buildFaultBinary(t)
-	t.Cleanup(func() { _ = os.RemoveAll(filepath.Dir(fb)) })
 	tests := []struct {
 		fault, want string
 	}{

@@ -207,7 +207,18 @@ func TestRunSignalDeath(t *testing.T) {
 func TestRunForwardsSignals(t *testing.T) {
 	e := newEnv(t)
 	id := e.id()
-	cmd, out := e.startForeground(id, []string{"sh", "-c", `trap "exit 5" TERM; trap "exit 6" USR1; while :; do sleep 0.1; done`})
+	cmd, out := e.startForeground(id, []string{"sh", "-c", `trap "exit 5" TERM; trap "exit 6" USR1; echo trapped; while :; do sleep 0.1; done`})
+	// "running" is the state once the exec fifo opened, which can be
+	// before the shell set its traps (or even exec'd): a signal to pid 1
+	// of a pid namespace without a handler is dropped, and the test would
+	// hang. Signal once the shell says it is ready.
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(readAll(t, out), "trapped") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the container never set its traps: %q", readAll(t, out))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	if err := cmd.Process.Signal(syscall.SIGUSR1); err != nil {
 		t.Fatal(err)
 	}

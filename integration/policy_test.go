@@ -21,12 +21,12 @@ import (
 // real; every check is made from outside: the host's files, the host's
 // listener, what the container printed about itself.
 
-// runFlags are what a policy bundle needs from `run` on this build: the
-// compiler writes Landlock rules (dev.vetto.landlock), which this build
-// does not apply yet (issue 7), and at level standard the runtime refuses
-// that unless the missing feature is named. The mount namespace enforces
-// the same read/write roots, which is what these tests check.
-var runFlags = []string{"--allow-degraded=landlock"}
+// runFlags are what a policy bundle needs from `run`: nothing. The
+// compiler writes Landlock rules (dev.vetto.landlock) for every fs right up
+// to ABI 5, and on a host whose ABI enforces them all the launch at level
+// standard applies them exactly; on an older kernel it is refused (125),
+// which is the point.
+var runFlags []string
 
 // policyProject makes a project directory with a planted secret in .env
 // and in a denied directory, and a file to be read.
@@ -331,10 +331,10 @@ func TestPolicyErrors(t *testing.T) {
 	}
 }
 
-// vetto's seccomp profile and the default capability set run ordinary
-// toolchains: a shell and coreutils, make and gcc with threads, go build
-// and a Go program that forks, git, and python with subprocesses and a
-// process pool.
+// vetto's seccomp profile, the default capability set and the policy's
+// Landlock rules run ordinary toolchains: a shell and coreutils, make and
+// gcc with threads, go build and a Go program that forks, git, python with
+// subprocesses and a process pool, and node with a child process.
 func TestPolicyToolchains(t *testing.T) {
 	e := newEnv(t)
 	p := filepath.Join(e.tmp, "project")
@@ -379,19 +379,38 @@ git add f
 git commit -qm first
 echo "git ok $(git log --oneline | wc -l)"
 cd ..
+if [ -x /usr/bin/node ]; then
+  /usr/bin/node -e 'console.log("node ok", require("child_process").execSync("echo child").toString().trim())'
+else
+  echo "node ok (not installed on this host)"
+fi
 if [ -x /usr/bin/python3 ]; then
   /usr/bin/python3 -c 'import subprocess, multiprocessing as m; subprocess.run(["true"], check=True); print("python ok", m.Pool(2).map(abs, [-1, -2]))'
 else
   echo "python ok (not installed on this host)"
 fi
 echo done`, goBin)
-	r := e.runPolicy(fmt.Sprintf("[filesystem]\nallow_read = [%q]\n", strings.TrimSpace(string(goroot))), p, script)
+	bundle, _ := e.compilePolicy(fmt.Sprintf("[filesystem]\nallow_read = [%q]\n", strings.TrimSpace(string(goroot))), p, script)
+	audit := filepath.Join(e.tmp, "audit.jsonl")
+	r := e.vetto(append(append([]string{"--audit-log", audit, "run"}, runFlags...), "--bundle", bundle, e.id())...)
 	if r.code != 0 {
 		t.Fatalf("toolchains in the sandbox: %s", r)
 	}
-	for _, want := range []string{"gcc ok", "go ok forked", "git ok 1", "python ok", "done"} {
+	t.Logf("toolchains under the profile and Landlock:\n%s", r.stdout)
+	for _, want := range []string{"gcc ok", "go ok forked", "git ok 1", "python ok", "node ok", "done"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("output lacks %q: %s", want, r)
+		}
+	}
+	// And they ran under Landlock: the shim was in place and the process
+	// got past it.
+	data, err := os.ReadFile(audit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"landlock/shim", "landlock/past-shim"} {
+		if !strings.Contains(string(data), `"check":"`+want+`","verdict":"PASS"`) {
+			t.Errorf("audit log has no %s PASS", want)
 		}
 	}
 }

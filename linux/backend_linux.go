@@ -13,6 +13,7 @@ import (
 	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
 
+	"github.com/vetto-dev/vetto-runtime/landlock"
 	"github.com/vetto-dev/vetto-runtime/runtime"
 )
 
@@ -66,6 +67,11 @@ func (b *Backend) Create(req *runtime.CreateRequest) (_ runtime.Container, _ run
 		return nil, nil, err
 	}
 	proc.Init = true
+	if req.Landlock != "" {
+		// Only the argv libcontainer execs changes; the frozen spec, and
+		// its hash, say what the process is.
+		proc.Args = landlock.ShimArgs(req.Landlock, proc.Args)
+	}
 	proc.LogLevel = strconv.Itoa(int(logrus.GetLevel()))
 	if err := preserveFDs(proc, req.PreserveFDs); err != nil {
 		return nil, nil, err

@@ -188,6 +188,18 @@ func exeID(pid int) ([2]uint64, error) {
 	return [2]uint64{uint64(st.Dev), st.Ino}, nil //nolint:unconvert // Dev is uint32 on some arches
 }
 
+// LaunchArgs is the argv the init execs at start, as this process handed
+// it to libcontainer; nil when another process created the container.
+func (c *container) LaunchArgs() []string {
+	if c.proc == nil {
+		return nil
+	}
+	return c.proc.Args
+}
+
+// InitExe identifies the file the init runs now, from the host.
+func (c *container) InitExe() ([2]uint64, error) { return exeID(c.InitPid()) }
+
 // Signal sends sig to the init, or with all to every process in the
 // container's cgroup as well. Without a pid namespace of its own, killing
 // the init does not kill the rest; --all is how a caller makes sure.

@@ -8,6 +8,7 @@ import (
 	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
 
+	"github.com/vetto-dev/vetto-runtime/landlock"
 	"github.com/vetto-dev/vetto-runtime/runtime"
 )
 
@@ -22,6 +23,11 @@ func (c *container) Exec(req *runtime.ExecRequest) (_ int, _ runtime.Foreground,
 		return 0, nil, err
 	}
 	proc.Init = false
+	if req.Landlock != "" && !execUnconfined() {
+		// The same ruleset as the container's process, in a domain of its
+		// own: Landlock domains are per process tree, not per container.
+		proc.Args = landlock.ShimArgs(req.Landlock, proc.Args)
+	}
 	proc.LogLevel = strconv.Itoa(int(logrus.GetLevel()))
 	if err := preserveFDs(proc, req.PreserveFDs); err != nil {
 		return 0, nil, err

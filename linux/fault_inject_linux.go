@@ -7,9 +7,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/opencontainers/runc/libcontainer"
 	"github.com/opencontainers/runc/libcontainer/configs"
+
+	"github.com/vetto-dev/vetto-runtime/landlock"
 )
 
 // FaultInjection is compiled in only with the vetto_faultinject build tag,
@@ -20,6 +23,13 @@ import (
 //
 //	TESTONLY_VETTO_FAULT=host-netns       join the runtime's (the host's) network namespace
 //	TESTONLY_VETTO_FAULT=drop-cap:CAP_X   drop CAP_X from the process
+//	TESTONLY_VETTO_FAULT=no-landlock-shim  run the process without the Landlock shim
+//	TESTONLY_VETTO_FAULT=exec-unconfined  exec runs its process without the Landlock
+//	                                      shim: the attacker a test needs in a
+//	                                      Landlocked container
+//	TESTONLY_VETTO_FAULT=shim-pause:<dur> in the container's environment:
+//	                                      the Landlock shim sleeps <dur> before it
+//	                                      restricts itself, so a test can attack it
 //
 // The variable does not start with VETTO_ so that it is not refused as a
 // poisoned environment before the fault can be observed at standard.
@@ -35,6 +45,10 @@ func injectFault(config *configs.Config, proc *libcontainer.Process) {
 			}
 		}
 		config.Networks = nil
+	case fault == "no-landlock-shim":
+		if _, args, err := landlock.ParseShimArgs(proc.Args); err == nil {
+			proc.Args = args
+		}
 	case strings.HasPrefix(fault, "drop-cap:"):
 		c := strings.TrimPrefix(fault, "drop-cap:")
 		if proc.Capabilities != nil {
@@ -47,3 +61,17 @@ func injectFault(config *configs.Config, proc *libcontainer.Process) {
 		}
 	}
 }
+
+// shimFault pauses the Landlock shim while it is still the runtime's
+// sealed clone, unrestricted, with the container's process's fds: the
+// window a process in the container would attack it in.
+func shimFault() {
+	if d, ok := strings.CutPrefix(os.Getenv("TESTONLY_VETTO_FAULT"), "shim-pause:"); ok {
+		if pause, err := time.ParseDuration(d); err == nil {
+			time.Sleep(pause)
+		}
+	}
+}
+
+// execUnconfined makes exec skip the Landlock shim.
+func execUnconfined() bool { return os.Getenv("TESTONLY_VETTO_FAULT") == "exec-unconfined" }

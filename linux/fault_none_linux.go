@@ -12,3 +12,7 @@ import (
 const FaultInjection = false
 
 func injectFault(*configs.Config, *libcontainer.Process) {}
+
+func shimFault() {}
+
+func execUnconfined() bool { return false }

@@ -12,6 +12,7 @@ import (
 	"github.com/opencontainers/runc/libcontainer/seccomp"
 	"golang.org/x/sys/unix"
 
+	"github.com/vetto-dev/vetto-runtime/landlock"
 	"github.com/vetto-dev/vetto-runtime/runtime"
 )
 
@@ -70,7 +71,7 @@ func probeLandlock() (string, runtime.Support, string) {
 	abi, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, landlockCreateRulesetVersion)
 	switch errno {
 	case 0:
-		return "landlock", runtime.Supported, fmt.Sprintf("ABI %d (this build does not apply Landlock yet)", abi)
+		return "landlock", runtime.Supported, fmt.Sprintf("ABI %d (%s)", abi, landlockCoverage(int(abi)))
 	case unix.ENOSYS:
 		return "landlock", runtime.Unsupported, "kernel without Landlock"
 	case unix.EOPNOTSUPP:
@@ -159,4 +160,14 @@ func probePidfd() (string, runtime.Support, string) {
 	}
 	unix.Close(fd)
 	return "pidfd", runtime.Supported, ""
+}
+
+// landlockCoverage says which access rights the host's ABI enforces and
+// which it lacks (docs/landlock.md has the matrix).
+func landlockCoverage(abi int) string {
+	everything := &landlock.Ruleset{Ruleset: landlock.Supported(landlock.KnownABI)}
+	if missing := everything.Unsupported(abi); len(missing) > 0 {
+		return "lacks " + landlock.Describe(missing)
+	}
+	return "every right this build knows"
 }

@@ -61,6 +61,10 @@ type CreateRequest struct {
 
 	ConsoleSocket string // unix socket to send the pty master to
 	PreserveFDs   int    // pass fds 3..3+n-1 to the container
+	// Landlock is the ruleset (dev.vetto.landlock form) the process must
+	// run under, as the plan decided it; empty for none. The backend runs
+	// the process behind the Landlock exec shim.
+	Landlock      string
 	NoPivot       bool
 	NoNewKeyring  bool
 	SystemdCgroup bool
@@ -119,6 +123,19 @@ type ExecRequest struct {
 	ConsoleSocket string
 	Detach        bool
 	PreserveFDs   int
+	// Landlock is the container's ruleset (the Record's), empty for none:
+	// the exec'd process gets the same restriction as the container's.
+	Landlock string
+}
+
+// ShimContainer is implemented by containers whose process can run
+// behind the Landlock exec shim (Linux), for the pre- and post-launch
+// checks that it does.
+type ShimContainer interface {
+	// LaunchArgs is the argv the init will exec at start.
+	LaunchArgs() []string
+	// InitExe identifies (device, inode) the file the init runs now.
+	InitExe() ([2]uint64, error)
 }
 
 // Foreground is the caller's handle on a container it waits for.

@@ -110,6 +110,7 @@ func (r *Runtime) create(opts CreateOptions) (_ *created, retErr error) {
 		Level:       plan.Level,
 		SpecHash:    plan.Hash(),
 		Degraded:    plan.Degraded,
+		Landlock:    plan.Landlock,
 	}
 	if err := r.Store.writeRecordLocked(cr.rec); err != nil {
 		return nil, fmt.Errorf("create %q: %w", opts.ID, err)
@@ -138,6 +139,7 @@ func (r *Runtime) create(opts CreateOptions) (_ *created, retErr error) {
 		Spec:          plan.frozen.spec,
 		ConsoleSocket: opts.ConsoleSocket,
 		PreserveFDs:   opts.PreserveFDs,
+		Landlock:      plan.Landlock,
 		NoPivot:       opts.NoPivot,
 		NoNewKeyring:  opts.NoNewKeyring,
 		SystemdCgroup: opts.SystemdCgroup,
@@ -238,6 +240,7 @@ func (r *Runtime) verifyPreLaunchLocked(cr *created) error {
 		Spec:              cr.plan.frozen.spec,
 		CgroupPaths:       cr.c.CgroupPaths(),
 		RequireCgroupKill: cr.plan.Level == LevelStrict,
+		Landlock:          r.landlockLaunch(cr),
 	}, r.Facts)
 	// The verdicts are the evidence: a launch whose evidence cannot be
 	// written does not go ahead.

@@ -74,7 +74,7 @@ const (
 )
 
 var knownFeatures = map[string]string{
-	FeatureLandlock:   "Landlock rules (dev.vetto.landlock) that this build cannot apply",
+	FeatureLandlock:   "Landlock rights (dev.vetto.landlock) the host's Landlock ABI cannot enforce; the rest is enforced",
 	FeatureNetwork:    "a network allowlist (dev.vetto.net) that needs the relay; the container gets no network instead",
 	FeatureLimits:     "memory/pids limits the cgroup does not show",
 	FeatureCgroupKill: "cgroup.kill for teardown (kernel < 5.14 or no cgroup v2)",

@@ -18,6 +18,10 @@ type Plan struct {
 	Net      string
 	Degraded []string
 	Warnings []string
+	// Landlock is the ruleset the exec shim enforces (dev.vetto.landlock
+	// form): the bundle's, or at degraded what of it the host's ABI
+	// enforces; empty when the process runs without the shim.
+	Landlock string
 	frozen   *frozenSpec
 	// allow is --allow-degraded joined with the bundle's
 	// dev.vetto.allow-degraded annotation.
@@ -119,6 +123,9 @@ func (r *Runtime) plan(id string, s *specs.Spec, sec Security) (*Plan, error) {
 			return nil, err
 		}
 		p.Degraded = append(p.Degraded, f+": "+missing[f])
+	}
+	if p.Landlock, err = r.planLandlock(level, p, s); err != nil {
+		return nil, err
 	}
 	if p.frozen, err = freeze(s); err != nil {
 		return nil, err

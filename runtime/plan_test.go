@@ -52,15 +52,6 @@ func TestPlan(t *testing.T) {
 		{"poisoned env at standard runs", nil, Security{}, []string{"VETTO_X=1"}, nil, nil, LevelStandard, "full", "level=standard"},
 		{"floor min level", nil, Security{Level: LevelDegraded, LevelSet: true}, nil, floor, ErrFloorForbids, 0, "", "min_level"},
 		{"floor no seccomp", func(s *specs.Spec) { s.Linux.Seccomp = nil }, Security{}, nil, floor, ErrFloorForbids, 0, "", "forbid.no_seccomp"},
-		{"landlock refused at standard", func(s *specs.Spec) { s.Annotations = map[string]string{AnnotationLandlock: "{}"} }, Security{}, nil, nil, ErrDegradedRefused, 0, "", "--allow-degraded=landlock"},
-		{"landlock allowed", func(s *specs.Spec) { s.Annotations = map[string]string{AnnotationLandlock: "{}"} },
-			Security{AllowDegraded: map[string]bool{FeatureLandlock: true}}, nil, nil, nil, LevelStandard, "full", "degraded: landlock"},
-		{"annotation allows landlock at standard", func(s *specs.Spec) {
-			s.Annotations = map[string]string{AnnotationLandlock: "{}", AnnotationAllowDegraded: "landlock,limits"}
-		}, Security{}, nil, nil, nil, LevelStandard, "full", "degraded: landlock"},
-		{"annotation allows nothing at strict", func(s *specs.Spec) {
-			s.Annotations = map[string]string{AnnotationLandlock: "{}", AnnotationAllowDegraded: "landlock"}
-		}, Security{Level: LevelStrict, LevelSet: true}, nil, nil, ErrDegradedRefused, 0, "", "allows no degradation"},
 		{"annotation with an unknown feature", func(s *specs.Spec) {
 			s.Annotations = map[string]string{AnnotationAllowDegraded: "everything"}
 		}, Security{}, nil, nil, ErrInvalidInput, 0, "", "unknown feature"},

@@ -33,6 +33,9 @@ type VettoView struct {
 	Degraded   []string `json:"degraded,omitempty"`
 	LaunchLine string   `json:"launchLine,omitempty"`
 	Reason     string   `json:"reason,omitempty"`
+	// Landlock is the ruleset the container's processes run under (what
+	// the host enforces of dev.vetto.landlock); absent without Landlock.
+	Landlock string `json:"landlock,omitempty"`
 }
 
 // State reads container id's state without taking its lock: records are
@@ -58,6 +61,7 @@ func (r *Runtime) State(id string) (*StateView, error) {
 		Vetto: VettoView{
 			State: rec.State, Backend: rec.Backend, Level: rec.Level, SpecHash: rec.SpecHash,
 			Degraded: rec.Degraded, LaunchLine: rec.LaunchLine, Reason: rec.Reason,
+			Landlock: rec.Landlock,
 		},
 	}
 	c, err := r.Backend.Load(r.Store.BackendDir(id), id)

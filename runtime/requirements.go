@@ -163,9 +163,6 @@ func strictRequirementsOf(s *specs.Spec, prefixes ...string) []requirement {
 // establish at all, by degradable feature.
 func unenforceable(s *specs.Spec) map[string]string {
 	out := map[string]string{}
-	if rules := s.Annotations[AnnotationLandlock]; strings.TrimSpace(rules) != "" {
-		out[FeatureLandlock] = "Landlock rules requested (" + AnnotationLandlock + ") but this build does not apply Landlock"
-	}
 	if s.Linux != nil && s.Linux.Resources != nil && s.Linux.Resources.Memory != nil {
 		mem := s.Linux.Resources.Memory
 		//lint:ignore SA1019 deprecated in the spec, still refused when set

@@ -23,6 +23,9 @@ type Runtime struct {
 	// Warnf reports a problem that does not fail the operation (a failing
 	// poststop hook, say). It must not be nil.
 	Warnf func(format string, args ...any)
+	// LandlockABI probes the host's Landlock ABI version (0: none); nil
+	// means the kernel's (landlock.HostABI). Tests set it.
+	LandlockABI func() (int, error)
 }
 
 // New returns a Runtime; root must be absolute.

@@ -56,6 +56,10 @@ func (r *Runtime) startLocked(rec *Record, c Container) error {
 		_ = r.Store.moveLocked(rec, StateSpawnFailed, "no process to start")
 		return stopAfterFailure(c, Errorf(ErrInvalidInput, "start %q: config.json sets no process; a container created without one cannot start", rec.ID))
 	}
+	verifyPastShim, err := r.watchShim(rec, c)
+	if err != nil {
+		return fmt.Errorf("start %q: %w", rec.ID, err)
+	}
 	if err := c.Start(sp); err != nil {
 		// The spec: a failing startContainer hook means "stop the
 		// container"; any other failure to start leaves nothing to run.
@@ -63,6 +67,9 @@ func (r *Runtime) startLocked(rec *Record, c Container) error {
 		return stopAfterFailure(c, fmt.Errorf("start %q: %w", rec.ID, err))
 	}
 	if err := r.Store.moveLocked(rec, StateRunning, ""); err != nil {
+		return err
+	}
+	if err := verifyPastShim(); err != nil {
 		return err
 	}
 	// libcontainer would run poststart inside create; the spec puts it

@@ -56,6 +56,9 @@ type Record struct {
 	Degraded []string `json:"degraded,omitempty"`
 	// LaunchLine is the one line printed before the process ran.
 	LaunchLine string `json:"launchLine,omitempty"`
+	// Landlock is the ruleset the container's process runs under (the
+	// plan's); exec gives every other process the same.
+	Landlock string `json:"landlock,omitempty"`
 }
 
 // createDirLocked makes the container's directory, failing with ErrExist if

@@ -67,10 +67,10 @@ echo "   policy:  the built-in 'default' profile ($("$bin" policy explain --prof
 echo "   project: $repo (read-write at its own path)"
 echo "   planted: $(basename "$secret_file") in the project, holding a fake API_TOKEN"
 echo "   bundle:  $work/bundle (config.json + an empty rootfs/; 'policy explain --profile default' lists every path)"
-echo "   run:     vetto-runtime run --allow-degraded=landlock (Landlock is not applied yet, issue 7; the launch line says so)"
+echo "   run:     vetto-runtime run (namespaces, seccomp, and Landlock inside the container from the compiled rules)"
 echo
 set +e
-"$bin" --root "$work/state" run --allow-degraded=landlock --bundle "$work/bundle" "$id" > "$work/out" 2> "$work/err"
+"$bin" --root "$work/state" run --bundle "$work/bundle" "$id" > "$work/out" 2> "$work/err"
 status=$?
 set -e
 echo "== vetto-runtime's launch line (before the command ran):"
@@ -108,7 +108,7 @@ echo
 if [ "$ok" = 0 ]; then
 	echo "== all four hold. Containers left: $(ls "$work/state" 2>/dev/null | wc -l). Try it on your own project:"
 	echo "   vetto-runtime spec --profile default --project DIR --bundle BUNDLE -- COMMAND…"
-	echo "   vetto-runtime run --allow-degraded=landlock --bundle BUNDLE ID"
+	echo "   vetto-runtime run --bundle BUNDLE ID"
 else
 	echo "== the sandbox did not hold; see above" >&2
 fi

@@ -8,8 +8,11 @@ import (
 )
 
 // vetto's seccomp profile (DESIGN.md §5): default deny, and an allowlist
-// that runs shells, coreutils, git, go, python, gcc and make. It is written
-// for this project, by category, so each entry can be argued for.
+// that runs shells, coreutils, git, go, python, node, gcc and make
+// (integration TestPolicyToolchains runs them under it, behind the Landlock
+// shim, itself a Go program). It is written for this project, by
+// category, so each entry can be argued for; integration
+// TestSeccompProfileTable runs every refused call in a real container.
 //
 // What it never allows, even under conditions (TestSeccompBlocks keeps it
 // so): debugging and memory access of other processes (ptrace,
