@@ -30,6 +30,9 @@ directly:
 
 func main() {
 	initIfRequested()
+	if code, ok := probeIfRequested(os.Args); ok {
+		os.Exit(code)
+	}
 	os.Exit(run(os.Args))
 }
 
@@ -91,6 +94,7 @@ func newApp(status *int) *cli.App {
 			refusedCommand("checkpoint", "checkpoint a running container", "CRIU checkpoint/restore is not implemented; a restored process would bypass the launch-time verification"),
 			refusedCommand("restore", "restore a container from a previous checkpoint", "CRIU checkpoint/restore is not implemented; a restored process would bypass the launch-time verification"),
 			doctorCommand(),
+			verifyCommand(),
 			policyCommand(),
 		},
 	}

@@ -3,6 +3,7 @@ package runtime
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
@@ -66,8 +67,8 @@ func (r *Runtime) deleteLocked(rec *Record, c Container, force bool) error {
 		if rec.State != StateTerminating && Transition(rec.State, StateTerminating) == nil {
 			_ = r.Store.moveLocked(rec, StateTerminating, "")
 		}
-		if err := killAndDestroy(c); err != nil {
-			return fmt.Errorf("delete %q: %w", rec.ID, err)
+		if err := r.teardownLocked(rec, c); err != nil {
+			return err
 		}
 	}
 	// A stored spec that no longer matches its hash is not trusted: its
@@ -82,9 +83,20 @@ func (r *Runtime) deleteLocked(rec *Record, c Container, force bool) error {
 		// be left empty. Only a spec whose hash still matches is trusted
 		// to say where to kill.
 		if sw, ok := r.Backend.(Sweeper); ok {
+			start := time.Now()
 			killed, err := sw.Sweep(rec.ID, sp)
+			receipt := &hooks.Receipt{Method: "sweep", Killed: killed, RelayStopped: true}
 			if err != nil {
-				return fmt.Errorf("delete %q: %w", rec.ID, err)
+				receipt.Problems = []string{err.Error()}
+			} else {
+				// The sweep removed the cgroups, and found them empty
+				// after the kill; the init was among what it killed, so
+				// its pid namespace went with it.
+				receipt.CgroupRemoved, receipt.PidNamespaceGone = true, true
+			}
+			receipt.Duration = time.Since(start)
+			if err := r.recordReceiptLocked(rec, receipt); err != nil {
+				return err
 			}
 			if killed > 0 {
 				r.Warnf("delete %q: killed %d process(es) left by an interrupted create", rec.ID, killed)
@@ -111,4 +123,28 @@ func (r *Runtime) deleteLocked(rec *Record, c Container, force bool) error {
 		}
 	}
 	return nil
+}
+
+// teardownLocked kills and removes c and records the receipt. A teardown
+// that left anything keeps the state directory, so delete --force can try
+// again, and fails with TeardownIncomplete (125): never reported clean.
+func (r *Runtime) teardownLocked(rec *Record, c Container) error {
+	return r.recordReceiptLocked(rec, r.teardown(rec, c))
+}
+
+// recordReceiptLocked writes the receipt to the audit log (synced: it is
+// the evidence) and to the record, and says TeardownIncomplete unless it
+// is clean.
+func (r *Runtime) recordReceiptLocked(rec *Record, receipt *hooks.Receipt) error {
+	rec.Receipt = receipt
+	auditErr := r.Store.auditLocked(AuditEvent{ID: rec.ID, Spec: rec.SpecHash, Level: rec.Level.String(), Event: "receipt", Reason: receipt.String(), Receipt: receipt}, true)
+	if !receipt.Clean() {
+		rec.Reason = "teardown incomplete: " + receipt.String()
+		_ = r.Store.writeRecordLocked(rec)
+		return Errorf(ErrTeardownIncomplete, "delete %q: teardown incomplete: %s", rec.ID, receipt.String())
+	}
+	if err := r.Store.writeRecordLocked(rec); err != nil {
+		return err
+	}
+	return auditErr
 }

@@ -59,6 +59,11 @@ func (r *Runtime) startLocked(rec *Record, c Container) error {
 	if err := r.Store.moveLocked(rec, StateRunning, ""); err != nil {
 		return err
 	}
+	// vetto's own poststart step comes first: a user's poststart hook must
+	// not run against a container that failed verification.
+	if err := r.verifyPostLaunchLocked(rec, c, sp); err != nil {
+		return err
+	}
 	// libcontainer would run poststart inside create; the spec puts it
 	// after the user process started, and since runtime-spec 1.1 says "If
 	// any poststart hook fails, the runtime MUST generate an error, stop the

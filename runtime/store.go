@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/vetto-dev/vetto-runtime/hooks"
 )
 
 // Layout of one container's directory under --root:
@@ -56,6 +58,22 @@ type Record struct {
 	Degraded []string `json:"degraded,omitempty"`
 	// LaunchLine is the one line printed before the process ran.
 	LaunchLine string `json:"launchLine,omitempty"`
+	// NoVerify: the launch skipped post-launch verification (--no-verify),
+	// a degradation named in Degraded.
+	NoVerify bool `json:"noVerify,omitempty"`
+	// OwnPidNamespace: the container has a pid namespace of its own, so
+	// the host can tell its processes from everyone else's.
+	OwnPidNamespace bool `json:"ownPidNamespace,omitempty"`
+	// Baseline is the init as the host saw it when pre-launch
+	// verification passed; P1 and P2 compare with it.
+	Baseline *hooks.Baseline `json:"baseline,omitempty"`
+	// Verification is the outcome of the last post-launch or on-demand
+	// verification (PASS, FAIL, INCONCLUSIVE), Verdicts its checks.
+	Verification string         `json:"verification,omitempty"`
+	Verdicts     []hooks.Result `json:"verdicts,omitempty"`
+	// Receipt is the last teardown's; a container whose teardown left
+	// something keeps its state with the receipt saying what.
+	Receipt *hooks.Receipt `json:"receipt,omitempty"`
 }
 
 // createDirLocked makes the container's directory, failing with ErrExist if

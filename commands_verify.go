@@ -1,0 +1,94 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"text/tabwriter"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/vetto-dev/vetto-runtime/hooks"
+	"github.com/vetto-dev/vetto-runtime/runtime"
+)
+
+// landlockRestrictor is how the probe applies the container's Landlock
+// rules to itself; the Landlock shim provides it. While it is nil the
+// probe reports Landlock as not applied, which is the truth for the
+// container's own process too in such a build.
+var landlockRestrictor hooks.LandlockRestrictor
+
+// probeIfRequested runs the verification probe when the runtime started
+// itself inside a container as "<self> probe <config>" (runtime.ProbeSelf,
+// hooks.ProbeArg) and returns the exit code, with ok set; main exits with
+// it. It runs before the CLI, as libcontainer's init does: inside the
+// container there are no flags, state root or logging to set up, only the
+// probe's one job.
+func probeIfRequested(args []string) (code int, ok bool) {
+	if len(args) < 2 || args[1] != hooks.ProbeArg {
+		return 0, false
+	}
+	if len(args) != 3 {
+		fmt.Fprintln(os.Stderr, "vetto-runtime probe: want exactly one argument, the probe config")
+		return runtime.ExitFailure, true
+	}
+	if err := hooks.Probe(args[2], landlockRestrictor, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "vetto-runtime probe:", err)
+		return runtime.ExitFailure, true
+	}
+	return runtime.ExitOK, true
+}
+
+// verifyReport is `verify --format json`.
+type verifyReport struct {
+	ID           string         `json:"id"`
+	Verification string         `json:"verification"`
+	Results      []hooks.Result `json:"results"`
+}
+
+func verifyCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "verify",
+		Usage:     "verify a running container from the host: identity, namespaces, cgroups, canaries, containment, masks, limits",
+		ArgsUsage: "<container-id>",
+		Description: `The verify command re-runs the runtime verification on a running container:
+P1 the init is the process verified at create, P2 its namespaces and cgroups
+are unchanged, P3 canary probes (masked read, writes outside and inside the
+allowed roots, the host's loopback) judged from the host, P4 every process of
+the container is in its pid namespace and cgroup, P6 masked paths are still
+masked, P7 memory and pids limits read back from the cgroup. A FAIL kills the
+container at levels standard and strict and exits 125; PARTIAL or UNAVAILABLE
+checks leave it running and not verified (exit 0, summary INCONCLUSIVE).`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "table", Usage: `select one of: table or json`},
+		},
+		Action: withRuntime(1, 1, func(c *cli.Context, r *runtime.Runtime) error {
+			format := c.String("format")
+			if format != "table" && format != "json" {
+				return runtime.Errorf(runtime.ErrInvalidInput, "invalid format option %q: want table or json", format)
+			}
+			id := c.Args().First()
+			results, verr := r.Verify(id)
+			if results == nil {
+				return verr
+			}
+			summary := map[hooks.Summary]string{hooks.AllPass: "PASS", hooks.Inconclusive: "INCONCLUSIVE", hooks.AnyFail: "FAIL"}[hooks.Summarize(results)]
+			if format == "json" {
+				if err := json.NewEncoder(c.App.Writer).Encode(verifyReport{ID: id, Verification: summary, Results: results}); err != nil {
+					return err
+				}
+				return verr
+			}
+			w := tabwriter.NewWriter(c.App.Writer, 4, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "CHECK\tVERDICT\tEVIDENCE\tEXPECTED\tFOUND")
+			for _, res := range results {
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", res.Check, res.Verdict, res.Evidence, res.Expected, res.Found)
+			}
+			fmt.Fprintf(w, "verification of %s: %s\n", id, summary)
+			if err := w.Flush(); err != nil {
+				return err
+			}
+			return verr
+		}),
+	}
+}
