@@ -111,6 +111,8 @@ func Membership(pid int, b *Baseline, cgroups map[string]string, f PostFacts) []
 		switch {
 		case err != nil:
 			r.Verdict, r.Found = Unavailable, err.Error()
+		case got != want && exited(pid, b, f):
+			r.Verdict, r.Found = Unavailable, "pid "+strconv.Itoa(pid)+" exited during verification"
 		case got != want:
 			r.Verdict, r.Found = Fail, got.String()
 		default:
@@ -134,6 +136,9 @@ func Membership(pid int, b *Baseline, cgroups map[string]string, f PostFacts) []
 		switch {
 		case err != nil:
 			r.Verdict, r.Found = Unavailable, err.Error()
+		case !in && exited(pid, b, f):
+			// An exited process leaves its cgroups: that is not a move.
+			r.Verdict, r.Found = Unavailable, "pid "+strconv.Itoa(pid)+" exited during verification"
 		case !in:
 			r.Verdict, r.Found = Fail, "not a member"
 		default:
@@ -142,4 +147,11 @@ func Membership(pid int, b *Baseline, cgroups map[string]string, f PostFacts) []
 		out = append(out, r)
 	}
 	return out
+}
+
+// exited reports whether the recorded init is gone or a zombie now, which
+// explains a membership that no longer reads as the baseline's.
+func exited(pid int, b *Baseline, f PostFacts) bool {
+	state, start, err := f.ProcStat(pid)
+	return err != nil || start != b.StartTime || state == 'Z' || state == 'X'
 }

@@ -236,6 +236,9 @@ func (c *container) Signal(sig syscall.Signal, all bool) error {
 				if _, _, err := killCgroup(m); err != nil {
 					return fmt.Errorf("kill %q: %w", c.ID(), err)
 				}
+				// An init that left its cgroup is not hit by it; killing
+				// it takes its pid namespace, and every process in it, along.
+				_ = c.lc.Signal(unix.SIGKILL)
 				return nil
 			}
 		}
