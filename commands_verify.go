@@ -10,6 +10,7 @@ import (
 
 	"github.com/vetto-dev/vetto-runtime/hooks"
 	"github.com/vetto-dev/vetto-runtime/runtime"
+	"github.com/vetto-dev/vetto-runtime/spec"
 )
 
 // landlockRestrictor is how the probe applies the container's Landlock
@@ -72,7 +73,7 @@ checks leave it running and not verified (exit 0, summary INCONCLUSIVE).`,
 			if results == nil {
 				return verr
 			}
-			summary := map[hooks.Summary]string{hooks.AllPass: "PASS", hooks.Inconclusive: "INCONCLUSIVE", hooks.AnyFail: "FAIL"}[hooks.Summarize(results)]
+			summary := summaryName(results)
 			if format == "json" {
 				if err := json.NewEncoder(c.App.Writer).Encode(verifyReport{ID: id, Verification: summary, Results: results}); err != nil {
 					return err
@@ -91,4 +92,53 @@ checks leave it running and not verified (exit 0, summary INCONCLUSIVE).`,
 			return verr
 		}),
 	}
+}
+
+func hookCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "hook",
+		Usage:     "run vetto's own OCI hook: verify a running container (poststart) or its teardown (poststop)",
+		ArgsUsage: "poststart|poststop",
+		Description: `The hook command is what the poststart and poststop entries vetto puts in a
+spec run when another runtime drives the bundle; vetto-runtime itself does
+the same in-process. It reads the OCI state on stdin, prints its verdicts as
+JSON on stdout and exits 125 on a FAIL (runtime-spec 1.3: a failing
+poststart hook stops the container). Without the runtime's baseline and
+probe it can judge only what the host sees: namespaces and masks after
+start, an empty cgroup after delete.`,
+		Action: func(c *cli.Context) error {
+			if err := args(c, 1, 1); err != nil {
+				return err
+			}
+			f, ok := hostFacts().(hooks.PostFacts)
+			if !ok {
+				return runtime.Errorf(runtime.ErrBackendUnavailable, "hook: no host facts on this platform")
+			}
+			in, err := hooks.ReadHookInput(os.Stdin)
+			if err != nil {
+				return runtime.Errorf(runtime.ErrInvalidInput, "hook: %w", err)
+			}
+			var results []hooks.Result
+			kind := runtime.ErrPostLaunchFailed
+			switch phase := c.Args().First(); phase {
+			case spec.RuntimeHookPoststart:
+				results = hooks.HookPoststart(in, f)
+			case spec.RuntimeHookPoststop:
+				results, kind = hooks.HookPoststop(in, f), runtime.ErrTeardownIncomplete
+			default:
+				return runtime.Errorf(runtime.ErrInvalidInput, "hook: unknown phase %q: want poststart or poststop", phase)
+			}
+			if err := json.NewEncoder(c.App.Writer).Encode(verifyReport{ID: in.State.ID, Verification: summaryName(results), Results: results}); err != nil {
+				return err
+			}
+			if hooks.Summarize(results) == hooks.AnyFail {
+				return runtime.Errorf(kind, "%s verification of %q failed: %s", c.Args().First(), in.State.ID, hooks.Failed(hooks.Only(results, hooks.Fail)))
+			}
+			return nil
+		},
+	}
+}
+
+func summaryName(results []hooks.Result) string {
+	return map[hooks.Summary]string{hooks.AllPass: "PASS", hooks.Inconclusive: "INCONCLUSIVE", hooks.AnyFail: "FAIL"}[hooks.Summarize(results)]
 }

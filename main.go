@@ -95,6 +95,7 @@ func newApp(status *int) *cli.App {
 			refusedCommand("restore", "restore a container from a previous checkpoint", "CRIU checkpoint/restore is not implemented; a restored process would bypass the launch-time verification"),
 			doctorCommand(),
 			verifyCommand(),
+			hookCommand(),
 			policyCommand(),
 		},
 	}
@@ -172,6 +173,9 @@ func newRuntime(c *cli.Context) (*runtime.Runtime, error) {
 		}
 	}
 	r.Launchf = launchf
+	if self, err := os.Executable(); err == nil {
+		r.Self = self
+	}
 	return r, nil
 }
 

@@ -217,6 +217,12 @@ func (r *Runtime) effectiveSpec(opts CreateOptions) (string, *specs.Spec, error)
 	if err != nil {
 		return "", nil, err
 	}
+	if r.Self != "" {
+		// vetto's own verification hooks are part of the spec that is
+		// frozen and hashed, at every level: whoever runs this spec runs
+		// them. A bundle that leaves them out gets them anyway.
+		effective.Hooks = spec.WithRuntimeHooks(effective.Hooks, r.Self)
+	}
 	if effective.Linux != nil && effective.Linux.CgroupsPath == "" && !opts.SystemdCgroup {
 		// Group our containers under one parent so that what we leave
 		// behind is easy to see; runc would use /<id> at the top.

@@ -8,6 +8,7 @@ import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/vetto-dev/vetto-runtime/hooks"
+	"github.com/vetto-dev/vetto-runtime/spec"
 )
 
 // Delete removes a stopped container, or with force any container after
@@ -113,12 +114,17 @@ func (r *Runtime) deleteLocked(rec *Record, c Container, force bool) error {
 	// MUST be called after the container is deleted but before the delete
 	// operation returns", and "the runtime MUST log a warning, but the
 	// remaining hooks and lifecycle continue as if the hook had succeeded".
-	if c != nil && specErr == nil && sp.Hooks != nil && len(sp.Hooks.Poststop) > 0 {
+	// vetto's own poststop entry is the teardown above, with its receipt.
+	var user []specs.Hook
+	if c != nil && specErr == nil && sp.Hooks != nil {
+		user = spec.WithoutRuntimeHooks(sp.Hooks.Poststop, spec.RuntimeHookPoststop)
+	}
+	if len(user) > 0 {
 		if st == nil {
 			st = &specs.State{Version: specs.Version, ID: rec.ID, Bundle: rec.Bundle, Annotations: rec.Annotations}
 		}
 		st.Status = specs.StateStopped
-		for _, err := range hooks.RunOCIEach("poststop", sp.Hooks.Poststop, st) {
+		for _, err := range hooks.RunOCIEach("poststop", user, st) {
 			r.Warnf("%v", err)
 		}
 	}

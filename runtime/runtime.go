@@ -23,6 +23,10 @@ type Runtime struct {
 	// Warnf reports a problem that does not fail the operation (a failing
 	// poststop hook, say). It must not be nil.
 	Warnf func(format string, args ...any)
+	// Self is this runtime's executable, which the effective spec's own
+	// poststart and poststop hooks name (spec.RuntimeHook); empty adds
+	// none.
+	Self string
 }
 
 // New returns a Runtime; root must be absolute.

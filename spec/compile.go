@@ -59,6 +59,9 @@ type Inputs struct {
 	// Lookup says what a host path is. It must not fail: a path that
 	// cannot be examined is PathMissing.
 	Lookup func(path string) PathInfo
+	// RuntimePath is the vetto-runtime binary the bundle's own poststart
+	// and poststop hooks run (RuntimeHook); empty writes none.
+	RuntimePath string
 }
 
 // IsEnvFile reports whether a file name is a dotenv file, which by
@@ -748,6 +751,11 @@ func (c *compiler) render() error {
 	}
 	if len(pl.AllowDegraded) > 0 {
 		s.Annotations[AnnotationAllowDegraded] = strings.Join(pl.AllowDegraded, ",")
+	}
+	if in.RuntimePath != "" {
+		// Run by another runtime, the bundle still verifies itself after
+		// launch and checks its teardown (DESIGN.md §6).
+		s.Hooks = WithRuntimeHooks(nil, in.RuntimePath)
 	}
 	// The denied paths, as intent: the mounts and maskedPaths above
 	// enforce them, and post-launch verification checks each is masked in
