@@ -230,6 +230,27 @@ func TestVerifyWeakenedKilledAtStandard(t *testing.T) {
 				}
 			}
 
+			// create + start: start itself kills the container and exits
+			// 125; the state says why, and the process is gone before
+			// anyone deletes it.
+			split := e.id()
+			create := []string{"create", "-b", e.bundle([]string{"sleep", "100"}, tc.weak)}
+			if tc.allowDegradedAtStd != "" {
+				create = append(create, "--allow-degraded", tc.allowDegradedAtStd)
+			}
+			e.mustVetto(append(create, split)...)
+			if r := e.vetto("start", split); r.code != 125 || !strings.Contains(r.stderr, tc.check+": FAIL") {
+				t.Fatalf("start of a weakened bundle at standard: %s", r)
+			}
+			e.waitStatus(split, "stopped")
+			if st := e.vettoState(split); st["state"] != "PostLaunchFailed" || st["verification"] != "FAIL" {
+				t.Fatalf("state after a failed start: %v", st)
+			}
+			if pids := cgroupPids(split); len(pids) > 0 {
+				t.Fatalf("processes %v of a container that failed verification still run", pids)
+			}
+			e.mustVetto("delete", split)
+
 			// And with the boundary in place the run succeeds, verified.
 			ok := e.id()
 			args = []string{"run", "-d", "-b", e.bundle([]string{"sleep", "100"}, tc.protected)}

@@ -3,6 +3,7 @@ package runtime
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
@@ -114,7 +115,9 @@ func (r *Runtime) judgeLocked(rec *Record, c Container, phase string, results []
 		if rec.Level == LevelDegraded {
 			// Recorded, named, and the container runs on: what degraded
 			// means. It is not VerifiedRuntime, and says why.
-			rec.Degraded = append(rec.Degraded, phase+" FAIL: "+failed)
+			if note := phase + " FAIL: " + failed; !slices.Contains(rec.Degraded, note) {
+				rec.Degraded = append(rec.Degraded, note)
+			}
 			if rec.State == StateVerifiedRuntime {
 				if err := r.Store.moveLocked(rec, StateDriftDetected, failed); err != nil {
 					return err
