@@ -25,6 +25,8 @@ type AuditEvent struct {
 	Reason  string         `json:"reason,omitempty"`
 	Results []hooks.Result `json:"results,omitempty"`
 	Receipt *hooks.Receipt `json:"receipt,omitempty"`
+	// Duration is how long the verification behind a verdicts event took.
+	Duration time.Duration `json:"duration,omitempty"`
 }
 
 // auditLocked appends ev to the container's own log and, if set, to the

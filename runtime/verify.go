@@ -86,15 +86,16 @@ func (r *Runtime) verifyPostLaunchLocked(rec *Record, c Container, sp *specs.Spe
 		}
 		return nil
 	}
+	start := time.Now()
 	results := hooks.PostLaunch(r.liveInput(rec, c, sp), pf, probeRunner(c, sp))
-	return r.judgeLocked(rec, c, phasePoststart, results)
+	return r.judgeLocked(rec, c, phasePoststart, results, time.Since(start))
 }
 
 // judgeLocked records verdicts and acts on them. phase is phasePoststart
 // or phaseVerify; at degraded a FAIL fails only verify, whose caller asked
 // whether the container holds, while poststart records it and runs on.
-func (r *Runtime) judgeLocked(rec *Record, c Container, phase string, results []hooks.Result) error {
-	if err := r.Store.auditLocked(AuditEvent{ID: rec.ID, Spec: rec.SpecHash, Level: rec.Level.String(), Event: "verdicts", Reason: phase, Results: results}, true); err != nil {
+func (r *Runtime) judgeLocked(rec *Record, c Container, phase string, results []hooks.Result, took time.Duration) error {
+	if err := r.Store.auditLocked(AuditEvent{ID: rec.ID, Spec: rec.SpecHash, Level: rec.Level.String(), Event: "verdicts", Reason: phase, Results: results, Duration: took}, true); err != nil {
 		return stopAfterFailure(c, err)
 	}
 	rec.Verdicts = results
@@ -189,6 +190,7 @@ func (r *Runtime) Verify(id string) ([]hooks.Result, error) {
 		}
 		return nil, fmt.Errorf("verify %q: %w", id, err)
 	}
+	start := time.Now()
 	results := hooks.OnDemand(r.liveInput(rec, c, sp), pf, probeRunner(c, sp))
-	return results, r.judgeLocked(rec, c, phaseVerify, results)
+	return results, r.judgeLocked(rec, c, phaseVerify, results, time.Since(start))
 }

@@ -50,7 +50,7 @@ func TestPostLaunchVerdictsDriveState(t *testing.T) {
 			}
 			rec, _ := r.Store.readRecord("c1")
 			c := &fakeContainer{b: b, id: "c1", status: StatusRunning}
-			err := r.judgeLocked(rec, c, phasePoststart, tc.results)
+			err := r.judgeLocked(rec, c, phasePoststart, tc.results, 0)
 			if tc.wantErr == nil && err != nil || tc.wantErr != nil && (!errors.Is(err, tc.wantErr) || ExitCode(err) != ExitSandbox) {
 				t.Fatalf("judge = %v, want %v (exit 125)", err, tc.wantErr)
 			}
