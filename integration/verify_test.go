@@ -399,3 +399,43 @@ func waitDead(pid int, limit time.Duration) bool {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// P7: limits read back from the cgroup. An audited `update` is what
+// verify then expects; a limit changed behind the runtime's back (here a
+// write to pids.max) fails exactly P7 and kills the container.
+func TestVerifyLimitsDrift(t *testing.T) {
+	e := newEnv(t)
+	id := e.id()
+	limit := int64(100)
+	e.mustVetto("run", "-d", "-b", e.bundle([]string{"sleep", "100"}, func(s *specs.Spec) {
+		s.Linux.Resources.Pids = &specs.LinuxPids{Limit: &limit}
+	}), id)
+	e.mustVetto("update", "--pids-limit", "200", id)
+	if v, r := e.verify(id); r.code != 0 || v.Verification != "PASS" {
+		t.Fatalf("verify after update: %s", r)
+	}
+	var pidsMax string
+	for _, dir := range []string{"/sys/fs/cgroup/pids", "/sys/fs/cgroup/unified", "/sys/fs/cgroup"} {
+		if p := filepath.Join(dir, "vetto-runtime", id, "pids.max"); fileExists(p) {
+			pidsMax = p
+			break
+		}
+	}
+	if pidsMax == "" {
+		t.Fatal("no pids.max for the container")
+	}
+	if err := os.WriteFile(pidsMax, []byte("300"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	v, r := e.verify(id)
+	if r.code != 125 || strings.Join(v.failing(), ",") != "P7/limits/pids" {
+		t.Fatalf("verify after pids.max changed behind the runtime: %s", r)
+	}
+	e.waitStatus(id, "stopped")
+	e.mustVetto("delete", id)
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}

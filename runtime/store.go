@@ -71,6 +71,10 @@ type Record struct {
 	// verification (PASS, FAIL, INCONCLUSIVE), Verdicts its checks.
 	Verification string         `json:"verification,omitempty"`
 	Verdicts     []hooks.Result `json:"verdicts,omitempty"`
+	// Updated are the memory and pids limits `update` set since create:
+	// verify's P7 reads the cgroup back against these, not the frozen
+	// spec's, so an audited update is not taken for drift.
+	Updated *UpdatedLimits `json:"updated,omitempty"`
 	// Receipt is the last teardown's; a container whose teardown left
 	// something keeps its state with the receipt saying what.
 	Receipt *hooks.Receipt `json:"receipt,omitempty"`
@@ -236,4 +240,10 @@ func writeFile(path string, data []byte, perm fs.FileMode, sync bool) (retErr er
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
+}
+
+// UpdatedLimits are limits changed by `update` after create.
+type UpdatedLimits struct {
+	Memory *int64 `json:"memory,omitempty"`
+	Pids   *int64 `json:"pids,omitempty"`
 }

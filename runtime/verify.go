@@ -190,7 +190,29 @@ func (r *Runtime) Verify(id string) ([]hooks.Result, error) {
 		}
 		return nil, fmt.Errorf("verify %q: %w", id, err)
 	}
+	withUpdatedLimits(sp, rec.Updated)
 	start := time.Now()
 	results := hooks.OnDemand(r.liveInput(rec, c, sp), pf, probeRunner(c, sp))
 	return results, r.judgeLocked(rec, c, phaseVerify, results, time.Since(start))
+}
+
+// withUpdatedLimits puts the limits `update` set into sp (a copy read for
+// this verification only), where P7 expects them.
+func withUpdatedLimits(sp *specs.Spec, u *UpdatedLimits) {
+	if u == nil || sp.Linux == nil {
+		return
+	}
+	if sp.Linux.Resources == nil {
+		sp.Linux.Resources = &specs.LinuxResources{}
+	}
+	res := sp.Linux.Resources
+	if u.Memory != nil {
+		if res.Memory == nil {
+			res.Memory = &specs.LinuxMemory{}
+		}
+		res.Memory.Limit = u.Memory
+	}
+	if u.Pids != nil {
+		res.Pids = &specs.LinuxPids{Limit: u.Pids}
+	}
 }
