@@ -87,12 +87,21 @@ func PlanCanaries(s *specs.Spec) (CanaryPlan, error) {
 	if err != nil {
 		return p, err
 	}
-	for _, r := range roots {
-		if !underAny(r, kernelDirs) {
-			// One positive control is enough: it proves the probe can
-			// write at all, so its failures elsewhere mean something.
-			p.WriteInside = []string{r}
-			break
+	// One positive control is enough: it proves the probe can write at
+	// all, so its failures elsewhere mean something. A tmpfs root is
+	// preferred: a canary file that appears for a moment in a bind of the
+	// user's project could wake a file watcher on the host.
+	tmpfs := map[string]bool{}
+	for _, m := range s.Mounts {
+		if m.Type == "tmpfs" {
+			tmpfs[path.Clean(m.Destination)] = true
+		}
+	}
+	for _, pass := range []bool{true, false} {
+		for _, r := range roots {
+			if len(p.WriteInside) == 0 && !underAny(r, kernelDirs) && (!pass || tmpfs[r]) {
+				p.WriteInside = []string{r}
+			}
 		}
 	}
 	var candidates []string

@@ -39,6 +39,12 @@ func TestPlanCanaries(t *testing.T) {
 			WriteOutside: []string{"/", "/data"}, ConnectMustFail: true,
 		}},
 		{"writable rootfs is an allowed root", func(s *specs.Spec) { s.Root.Readonly = false }, CanaryPlan{
+			MaskedRead: []string{"/proc/kcore"}, WriteInside: []string{"/tmp"}, ConnectMustFail: true,
+		}},
+		{"writable rootfs and no tmpfs: the rootfs is the positive control", func(s *specs.Spec) {
+			s.Root.Readonly = false
+			s.Mounts = s.Mounts[:2]
+		}, CanaryPlan{
 			MaskedRead: []string{"/proc/kcore"}, WriteInside: []string{"/"}, ConnectMustFail: true,
 		}},
 		{"host network", func(s *specs.Spec) { s.Linux.Namespaces = nil }, CanaryPlan{
@@ -54,6 +60,11 @@ func TestPlanCanaries(t *testing.T) {
 			s.Annotations = map[string]string{"dev.vetto.masked": `["/secret/token"]`}
 		}, CanaryPlan{
 			MaskedRead: []string{"/proc/kcore", "/secret/token"}, WriteInside: []string{"/tmp"}, WriteOutside: []string{"/", "/data"}, ConnectMustFail: true,
+		}},
+		{"a tmpfs root is the positive control, not a bind of the project", func(s *specs.Spec) {
+			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/a-project", Type: "bind", Options: []string{"rbind"}})
+		}, CanaryPlan{
+			MaskedRead: []string{"/proc/kcore"}, WriteInside: []string{"/tmp"}, WriteOutside: []string{"/", "/data"}, ConnectMustFail: true,
 		}},
 		{"landlock write rules are the allowed roots", func(s *specs.Spec) {
 			s.Mounts[3].Options = []string{"rbind"} // writable, but the policy says read-only
