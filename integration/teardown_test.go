@@ -178,7 +178,7 @@ func TestTeardownIncompleteIsNotClean(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := e.vetto("delete", "--force", id)
-	if r.code != 125 || !strings.Contains(r.stderr, "teardown incomplete") {
+	if r.code != 125 || !strings.Contains(r.stderr, "incomplete, state kept for delete --force") {
 		t.Fatalf("delete with a frozen survivor: %s", r)
 	}
 	v := e.vettoState(id)

@@ -147,7 +147,7 @@ func (r *Runtime) recordReceiptLocked(rec *Record, receipt *hooks.Receipt) error
 	if !receipt.Clean() {
 		rec.Reason = "teardown incomplete: " + receipt.String()
 		_ = r.Store.writeRecordLocked(rec)
-		return Errorf(ErrTeardownIncomplete, "delete %q: teardown incomplete: %s", rec.ID, receipt.String())
+		return Errorf(ErrTeardownIncomplete, "teardown of %q incomplete, state kept for delete --force: %s", rec.ID, receipt.String())
 	}
 	if err := r.Store.writeRecordLocked(rec); err != nil {
 		return err
