@@ -20,6 +20,7 @@ func createFlags() []cli.Flag {
 		&cli.StringFlag{Name: "security-level", Usage: "strict, standard or degraded (default standard; the bundle's dev.vetto.level annotation may raise it)"},
 		&cli.StringSliceFlag{Name: "allow-degraded", Usage: "at level standard, accept these missing features, named and recorded (landlock, network, limits, cgroup-kill)"},
 		&cli.BoolFlag{Name: "dry-run", Usage: "compile and check everything, print the plan marked NOT ENFORCED, create nothing"},
+		&cli.BoolFlag{Name: "no-verify", Usage: "skip post-launch verification, to measure what it costs; refused at strict, recorded as degraded otherwise"},
 	}
 }
 
@@ -38,6 +39,7 @@ func securityOptions(c *cli.Context) (runtime.Security, error) {
 	}
 	sec.AllowDegraded = allowed
 	sec.DryRun = c.Bool("dry-run")
+	sec.NoVerify = c.Bool("no-verify")
 	return sec, nil
 }
 

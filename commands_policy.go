@@ -258,6 +258,10 @@ func hostInputs(project, rootfs string, cmd []string) (spec.Inputs, error) {
 		home = "/"
 	}
 	in.Home = realPath(home)
+	if self, err := os.Executable(); err == nil {
+		// The bundle's verification hooks run this very binary.
+		in.RuntimePath = self
+	}
 	in.Tmp = realPath(os.TempDir())
 	in.UID, in.GID = ids()
 	in.Env = os.Environ()

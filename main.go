@@ -33,6 +33,9 @@ func main() {
 	if code, ok := shimIfRequested(); ok {
 		os.Exit(code)
 	}
+	if code, ok := probeIfRequested(os.Args); ok {
+		os.Exit(code)
+	}
 	os.Exit(run(os.Args))
 }
 
@@ -94,6 +97,8 @@ func newApp(status *int) *cli.App {
 			refusedCommand("checkpoint", "checkpoint a running container", "CRIU checkpoint/restore is not implemented; a restored process would bypass the launch-time verification"),
 			refusedCommand("restore", "restore a container from a previous checkpoint", "CRIU checkpoint/restore is not implemented; a restored process would bypass the launch-time verification"),
 			doctorCommand(),
+			verifyCommand(),
+			hookCommand(),
 			policyCommand(),
 		},
 	}
@@ -171,6 +176,9 @@ func newRuntime(c *cli.Context) (*runtime.Runtime, error) {
 		}
 	}
 	r.Launchf = launchf
+	if self, err := os.Executable(); err == nil {
+		r.Self = self
+	}
 	return r, nil
 }
 

@@ -1,7 +1,10 @@
 package hooks
 
 import (
+	"errors"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"path/filepath"
 	goruntime "runtime"
@@ -110,4 +113,201 @@ func (ProcFacts) CgroupHas(dir, name string) (bool, error) {
 		return false, nil
 	}
 	return false, err
+}
+
+var _ PostFacts = ProcFacts{}
+
+func (ProcFacts) ProcStat(pid int) (byte, uint64, error) {
+	path := "/proc/" + strconv.Itoa(pid) + "/stat"
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0, 0, err
+	}
+	state, start, err := parseStat(string(data))
+	if err != nil {
+		return 0, 0, fmt.Errorf("%s: %w", path, err)
+	}
+	return state, start, nil
+}
+
+func (ProcFacts) Mounts(pid int) ([]Mount, error) {
+	path := "/proc/" + strconv.Itoa(pid) + "/mountinfo"
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	ms, err := parseMountinfo(string(data))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return ms, nil
+}
+
+// inRoot opens dir as pid sees it: resolved inside the process's root, so
+// a symlink the container planted cannot lead the host out of it.
+func inRoot(pid int, dir string) (int, error) {
+	root := "/proc/" + strconv.Itoa(pid) + "/root"
+	rfd, err := unix.Open(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, fmt.Errorf("open %s: %w", root, err)
+	}
+	defer unix.Close(rfd)
+	fd, err := unix.Openat2(rfd, dir, &unix.OpenHow{
+		Flags:   unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS,
+	})
+	if err != nil {
+		return -1, fmt.Errorf("open %s in the root of pid %d: %w", dir, pid, err)
+	}
+	return fd, nil
+}
+
+func (ProcFacts) Exists(pid int, path string) (bool, error) {
+	dfd, err := inRoot(pid, filepath.Dir(path))
+	if err != nil {
+		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
+			return false, nil
+		}
+		return false, err
+	}
+	defer unix.Close(dfd)
+	if path == "/" {
+		return true, nil
+	}
+	var st unix.Stat_t
+	err = unix.Fstatat(dfd, filepath.Base(path), &st, unix.AT_SYMLINK_NOFOLLOW)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, unix.ENOENT):
+		return false, nil
+	}
+	return false, fmt.Errorf("stat %s in the root of pid %d: %w", path, pid, err)
+}
+
+// removeInContainer removes the file at path as pid sees it (the canary
+// file a probe created).
+func removeInContainer(pid int, path string) error {
+	dfd, err := inRoot(pid, filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dfd)
+	if err := unix.Unlinkat(dfd, filepath.Base(path), 0); err != nil && !errors.Is(err, unix.ENOENT) {
+		return fmt.Errorf("remove %s in the root of pid %d: %w", path, pid, err)
+	}
+	return nil
+}
+
+func (ProcFacts) FileDigest(root, path string) (string, int, error) {
+	rfd, err := unix.Open(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return "", 0, fmt.Errorf("open %s: %w", root, err)
+	}
+	defer unix.Close(rfd)
+	fd, err := unix.Openat2(rfd, path, &unix.OpenHow{
+		Flags:   unix.O_RDONLY | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS,
+	})
+	if err != nil {
+		return "", 0, fmt.Errorf("open %s under %s: %w", path, root, err)
+	}
+	f := os.NewFile(uintptr(fd), filepath.Join(root, path))
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return "", 0, err
+	}
+	if !fi.Mode().IsRegular() {
+		return "", 0, fmt.Errorf("%s: not a regular file", f.Name())
+	}
+	buf := make([]byte, MaxCanaryRead)
+	n, err := io.ReadFull(f, buf)
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return "", 0, fmt.Errorf("read %s: %w", f.Name(), err)
+	}
+	return Digest(buf[:n]), n, nil
+}
+
+func (ProcFacts) CgroupProcs(dir string) ([]int, error) {
+	data, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+	if err != nil {
+		return nil, err
+	}
+	var out []int
+	for _, f := range strings.Fields(string(data)) {
+		pid, err := strconv.Atoi(f)
+		if err != nil {
+			return nil, fmt.Errorf("%s/cgroup.procs: %q: %w", dir, f, err)
+		}
+		out = append(out, pid)
+	}
+	return out, nil
+}
+
+func (ProcFacts) PidsInNamespace(ns NamespaceID) ([]int, error) {
+	return PidsInNamespace(ns)
+}
+
+// PidsInNamespace scans /proc for every live process in pid namespace ns.
+// A process that exits during the scan is skipped, and so is a zombie: it
+// is dead, only its parent has not collected its status yet (a detached
+// container's init is reaped by whoever inherited it, in its own time).
+func PidsInNamespace(ns NamespaceID) ([]int, error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, err
+	}
+	var out []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		id, err := statNS("/proc/" + e.Name() + "/ns/pid")
+		if err != nil {
+			continue
+		}
+		if id != ns {
+			continue
+		}
+		if state, _, err := (ProcFacts{}).ProcStat(pid); err != nil || state == 'Z' || state == 'X' {
+			continue
+		}
+		out = append(out, pid)
+	}
+	return out, nil
+}
+
+// acceptedSince drains the listener's queue without blocking and counts
+// what was in it: a connection from the container completes its handshake
+// in the kernel whether or not anyone accepted it yet.
+func acceptedSince(l net.Listener) (int, error) {
+	tl, ok := l.(*net.TCPListener)
+	if !ok {
+		return 0, fmt.Errorf("listener %T is not TCP", l)
+	}
+	rc, err := tl.SyscallConn()
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	var aerr error
+	cerr := rc.Control(func(fd uintptr) {
+		for {
+			nfd, _, err := unix.Accept4(int(fd), unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
+			if err != nil {
+				if !errors.Is(err, unix.EAGAIN) {
+					aerr = fmt.Errorf("accept on %s: %w", l.Addr(), err)
+				}
+				return
+			}
+			unix.Close(nfd)
+			n++
+		}
+	})
+	if cerr != nil {
+		return n, cerr
+	}
+	return n, aerr
 }

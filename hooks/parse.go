@@ -71,3 +71,74 @@ func parseIDMap(text string) ([]IDMapping, error) {
 	}
 	return out, nil
 }
+
+// parseStat reads the state letter and start time (field 22) of
+// /proc/<pid>/stat. The command name (field 2) may hold spaces and
+// parentheses, so the fields are counted from the last ')'.
+func parseStat(text string) (byte, uint64, error) {
+	i := strings.LastIndexByte(text, ')')
+	if i < 0 {
+		return 0, 0, fmt.Errorf("no command name in %q", text)
+	}
+	fields := strings.Fields(text[i+1:])
+	// fields[0] is field 3 (state); start time is field 22.
+	if len(fields) < 20 || len(fields[0]) != 1 {
+		return 0, 0, fmt.Errorf("short stat line %q", text)
+	}
+	start, err := strconv.ParseUint(fields[19], 10, 64)
+	if err != nil {
+		return 0, 0, fmt.Errorf("start time %q: %w", fields[19], err)
+	}
+	return fields[0][0], start, nil
+}
+
+// parseMountinfo reads /proc/<pid>/mountinfo (proc(5)): root (field 4),
+// mount point (5), per-mount options (6), and after the "-" separator the
+// filesystem type.
+func parseMountinfo(text string) ([]Mount, error) {
+	var out []Mount
+	for _, line := range strings.Split(text, "\n") {
+		if line == "" {
+			continue
+		}
+		fields := strings.Fields(line)
+		sep := -1
+		for i := 6; i < len(fields); i++ {
+			if fields[i] == "-" {
+				sep = i
+				break
+			}
+		}
+		if len(fields) < 7 || sep < 0 || sep+1 >= len(fields) {
+			return nil, fmt.Errorf("malformed mountinfo line %q", line)
+		}
+		m := Mount{Root: unescapeOctal(fields[3]), Point: unescapeOctal(fields[4]), FSType: fields[sep+1]}
+		for _, o := range strings.Split(fields[5], ",") {
+			if o == "ro" {
+				m.ReadOnly = true
+			}
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// unescapeOctal undoes the kernel's \NNN escapes of space, tab, newline
+// and backslash in mountinfo paths.
+func unescapeOctal(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if v, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(v))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}

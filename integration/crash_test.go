@@ -3,6 +3,7 @@
 package integration
 
 import (
+	"encoding/json"
 	"os/exec"
 	"strings"
 	"testing"
@@ -64,6 +65,89 @@ func TestCreateKilledMidway(t *testing.T) {
 			if r := e.vetto("state", id); !strings.Contains(r.stderr, "container does not exist") {
 				t.Fatalf("state after delete: %s", r)
 			}
+		})
+	}
+}
+
+// A runtime killed between create and start (it has exited; nothing of it
+// runs) leaves a container that is Launchable, never claims a runtime
+// verification, and that delete --force removes entirely.
+func TestCrashBetweenCreateAndStart(t *testing.T) {
+	e := newEnv(t)
+	id := e.id()
+	e.mustVetto("create", "-b", e.bundle([]string{"sleep", "100"}, nil), id)
+	if st := e.vettoState(id); st["state"] != "Launchable" || st["verification"] != nil {
+		t.Fatalf("created container: %v", st)
+	}
+	e.mustVetto("delete", "--force", id)
+}
+
+// A runtime killed with SIGKILL during start — while a startContainer hook
+// runs in the container, before the user process — leaves a container
+// that does not claim VerifiedRuntime, and delete --force removes it and
+// every process in it.
+func TestCrashDuringStart(t *testing.T) {
+	e := newEnv(t)
+	id := e.id()
+	b := e.bundle([]string{"sleep", "100"}, func(s *specs.Spec) {
+		s.Hooks = &specs.Hooks{StartContainer: []specs.Hook{{Path: "/bin/sleep", Args: []string{"sleep", "30"}}}}
+	})
+	e.mustVetto("create", "-b", b, id)
+	cmd := exec.Command(binary, "--root", e.root, "start", id)
+	out := e.tempFile()
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(cgroupPids(id)) < 2 {
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			t.Fatalf("the startContainer hook never ran; output %q", readAll(t, out))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	if st := e.vettoState(id); st["state"] == "VerifiedRuntime" || st["verification"] == "PASS" {
+		t.Fatalf("a start killed before the process ran claims verification: %v", st)
+	}
+	e.mustVetto("delete", "--force", id)
+}
+
+// A runtime killed with SIGKILL at any point of a delete leaves nothing
+// that a second delete --force cannot clean, and a state that survives
+// never claims a clean receipt for a container that still has processes.
+func TestCrashDuringDelete(t *testing.T) {
+	for _, delay := range []time.Duration{0, time.Millisecond, 3 * time.Millisecond, 10 * time.Millisecond, 30 * time.Millisecond} {
+		t.Run(delay.String(), func(t *testing.T) {
+			e := newEnv(t)
+			id := e.id()
+			e.mustVetto("run", "-d", "-b", e.bundle([]string{"sh", "-c", "setsid sh -c 'sleep 1000 &'; (sleep 1000 &); exec sleep 1000"}, nil), id)
+			cmd := exec.Command(binary, "--root", e.root, "delete", "--force", id)
+			out := e.tempFile()
+			cmd.Stdout, cmd.Stderr = out, out
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(delay)
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			r := e.vetto("state", id)
+			if r.code == 0 {
+				var st struct {
+					Vetto struct {
+						Receipt *receipt `json:"receipt"`
+					} `json:"vetto"`
+				}
+				if err := json.Unmarshal([]byte(r.stdout), &st); err != nil {
+					t.Fatal(err)
+				}
+				if rc := st.Vetto.Receipt; rc != nil && len(rc.Remaining) == 0 && len(cgroupPids(id)) > 0 {
+					t.Fatalf("receipt claims nothing remains while %v run", cgroupPids(id))
+				}
+			}
+			e.mustVetto("delete", "--force", id)
 		})
 	}
 }

@@ -367,7 +367,7 @@ func TestAuditLog(t *testing.T) {
 	}
 	want := []string{"Requested>Validated", "Validated>Compiled", "Compiled>Constructed", "verdicts",
 		"Constructed>Verified", "Verified>Launchable", "launch", "Launchable>Running",
-		"Running>Terminating", "Terminating>Terminated"}
+		"verdicts", "Running>VerifiedRuntime", "VerifiedRuntime>Terminating", "receipt", "Terminating>Terminated"}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Fatalf("audit events\n got %v\nwant %v", got, want)
 	}

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"syscall"
 	"time"
 
+	"github.com/opencontainers/cgroups/manager"
 	"github.com/opencontainers/runc/libcontainer"
 	"github.com/opencontainers/runc/libcontainer/configs"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
@@ -127,22 +129,55 @@ func (c *container) runInContainer(proc *specs.Process, h specs.Hook) error {
 	if err != nil {
 		return err
 	}
+	args := h.Args
+	if len(args) == 0 {
+		args = []string{h.Path}
+	}
+	// libcontainer execs Args[0] found through PATH; the hook names a path.
+	args = append([]string{h.Path}, args[1:]...)
+	var timeout time.Duration
+	if h.Timeout != nil && *h.Timeout > 0 {
+		timeout = time.Duration(*h.Timeout) * time.Second
+	}
+	var out boundedOutput
+	err = c.runJoined(proc, args, h.Env, stdin, &out, &out, timeout)
+	if err != nil && out.Len() > 0 {
+		return fmt.Errorf("%w, output: %s", err, bytes.TrimSpace(out.Bytes()))
+	}
+	return err
+}
+
+// RunProbe runs the verification probe in the container; see
+// runtime.Container.
+func (c *container) RunProbe(proc *specs.Process, args []string, timeout time.Duration) ([]byte, error) {
+	var stdout bytes.Buffer
+	var stderr boundedOutput
+	err := c.runJoined(proc, args, nil, nil, &stdout, &stderr, timeout)
+	if err != nil {
+		if stderr.Len() > 0 {
+			return nil, fmt.Errorf("probe in %q: %w: %s", c.ID(), err, bytes.TrimSpace(stderr.Bytes()))
+		}
+		return nil, fmt.Errorf("probe in %q: %w", c.ID(), err)
+	}
+	return stdout.Bytes(), nil
+}
+
+// runJoined runs args in the container through libcontainer's setns path
+// (as `runc exec`): the container's namespaces, cgroup and seccomp filter,
+// and proc's user, capabilities and no_new_privs, which are the container
+// process's own. The environment is exactly env, the cwd /. A zero timeout
+// waits for ever; past it the process is killed.
+func (c *container) runJoined(proc *specs.Process, args, env []string, stdin []byte, stdout, stderr io.Writer, timeout time.Duration) error {
 	p, err := newProcess(proc)
 	if err != nil {
 		return err
 	}
-	p.Args = h.Args
-	if len(p.Args) == 0 {
-		p.Args = []string{h.Path}
-	}
-	// libcontainer execs Args[0] found through PATH; the hook names a path.
-	p.Args = append([]string{h.Path}, p.Args[1:]...)
-	p.Env = append([]string{}, h.Env...)
+	p.Args = args
+	p.Env = append([]string{}, env...)
 	p.Cwd = "/"
 	p.Init = false
 	p.LogLevel = strconv.Itoa(int(logrus.GetLevel()))
-	var out boundedOutput
-	p.Stdin, p.Stdout, p.Stderr = bytes.NewReader(stdin), &out, &out
+	p.Stdin, p.Stdout, p.Stderr = bytes.NewReader(stdin), stdout, stderr
 	if err := c.lc.Run(p); err != nil {
 		return mapErr(err)
 	}
@@ -154,19 +189,18 @@ func (c *container) runInContainer(proc *specs.Process, h specs.Hook) error {
 		}
 		done <- err
 	}()
-	var timeout <-chan time.Time
-	if h.Timeout != nil && *h.Timeout > 0 {
-		timeout = time.After(time.Duration(*h.Timeout) * time.Second)
+	var expired <-chan time.Time
+	if timeout > 0 {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		expired = t.C
 	}
 	select {
 	case err = <-done:
-	case <-timeout:
+	case <-expired:
 		_ = p.Signal(unix.SIGKILL)
 		<-done
-		err = fmt.Errorf("timeout after %d seconds", *h.Timeout)
-	}
-	if err != nil && out.Len() > 0 {
-		return fmt.Errorf("%w, output: %s", err, bytes.TrimSpace(out.Bytes()))
+		err = fmt.Errorf("timeout after %s", timeout)
 	}
 	return err
 }
@@ -206,7 +240,24 @@ func (c *container) InitExe() ([2]uint64, error) { return exeID(c.InitPid()) }
 // Signal sends sig to the init, or with all to every process in the
 // container's cgroup as well. Without a pid namespace of its own, killing
 // the init does not kill the rest; --all is how a caller makes sure.
+//
+// SIGKILL to all goes through the cgroup (cgroup.kill, see killCgroup):
+// one step the kernel applies to every process, so nothing forks away
+// between a listing and the signals.
 func (c *container) Signal(sig syscall.Signal, all bool) error {
+	if all && sig == unix.SIGKILL {
+		if st, err := c.lc.State(); err == nil {
+			if m, err := manager.NewWithPaths(c.lc.Config().Cgroups, st.CgroupPaths); err == nil && m.Exists() {
+				if _, _, err := killCgroup(m); err != nil {
+					return fmt.Errorf("kill %q: %w", c.ID(), err)
+				}
+				// An init that left its cgroup is not hit by it; killing
+				// it takes its pid namespace, and every process in it, along.
+				_ = c.lc.Signal(unix.SIGKILL)
+				return nil
+			}
+		}
+	}
 	err := mapErr(c.lc.Signal(sig))
 	if !all {
 		return err

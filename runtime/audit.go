@@ -19,11 +19,14 @@ type AuditEvent struct {
 	ID      string         `json:"id"`
 	Spec    string         `json:"spec,omitempty"` // sha256 of the frozen spec
 	Level   string         `json:"level,omitempty"`
-	Event   string         `json:"event"` // transition, verdicts, launch, refused, warning
+	Event   string         `json:"event"` // transition, verdicts, launch, refused, warning, receipt
 	From    State          `json:"from,omitempty"`
 	To      State          `json:"to,omitempty"`
 	Reason  string         `json:"reason,omitempty"`
 	Results []hooks.Result `json:"results,omitempty"`
+	Receipt *hooks.Receipt `json:"receipt,omitempty"`
+	// Duration is how long the verification behind a verdicts event took.
+	Duration time.Duration `json:"duration,omitempty"`
 }
 
 // auditLocked appends ev to the container's own log and, if set, to the

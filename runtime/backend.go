@@ -2,9 +2,12 @@ package runtime
 
 import (
 	"syscall"
+	"time"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"github.com/opencontainers/runtime-spec/specs-go/features"
+
+	"github.com/vetto-dev/vetto-runtime/hooks"
 )
 
 // Status is the OCI status of a container as the backend sees it live.
@@ -97,6 +100,17 @@ type Container interface {
 	// Destroy removes everything the container holds (processes must be
 	// gone) and its backend state.
 	Destroy() error
+	// Teardown kills every process of the container at once (cgroup.kill
+	// where the kernel has it), waits until its cgroups are empty, removes
+	// them and the backend state, and returns what it found: killed,
+	// remaining, cgroups removed. The core adds the pid namespace and the
+	// relay. An error means it could not even look.
+	Teardown() (*hooks.Receipt, error)
+	// RunProbe runs args as process p (user, capabilities, no_new_privs)
+	// joined to the running container — its namespaces, cgroup and seccomp
+	// filter — and returns what it wrote to stdout; a non-zero exit, or
+	// running past timeout (then it is killed), is an error.
+	RunProbe(p *specs.Process, args []string, timeout time.Duration) ([]byte, error)
 
 	// Exec starts another process in the running container, with the
 	// container's namespaces, cgroup and seccomp filter, and returns its

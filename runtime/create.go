@@ -65,8 +65,7 @@ func (r *Runtime) Create(opts CreateOptions) error {
 	defer cr.lock.unlock()
 	if opts.PidFile != "" {
 		if err := writePidFile(opts.PidFile, cr.c.InitPid()); err != nil {
-			r.abandonLocked(cr)
-			return fmt.Errorf("create %q: %w", opts.ID, err)
+			return errors.Join(fmt.Errorf("create %q: %w", opts.ID, err), r.abandonLocked(cr))
 		}
 	}
 	return nil
@@ -87,6 +86,12 @@ func (r *Runtime) create(opts CreateOptions) (_ *created, retErr error) {
 	for _, w := range plan.Warnings {
 		r.Warnf("%s", w)
 	}
+	if opts.Security.NoVerify {
+		if plan.Level == LevelStrict {
+			return nil, Errorf(ErrDegradedRefused, "create %q: --no-verify: strict requires post-launch verification", opts.ID)
+		}
+		plan.Degraded = append(plan.Degraded, NoVerifyReason)
+	}
 
 	l, err := r.Store.createDirLocked(opts.ID)
 	if err != nil {
@@ -95,7 +100,7 @@ func (r *Runtime) create(opts CreateOptions) (_ *created, retErr error) {
 	cr := &created{lock: l, plan: plan, sec: opts.Security}
 	defer func() {
 		if retErr != nil {
-			r.abandonLocked(cr)
+			retErr = errors.Join(retErr, r.abandonLocked(cr))
 		}
 	}()
 	cr.rec = &Record{
@@ -111,6 +116,14 @@ func (r *Runtime) create(opts CreateOptions) (_ *created, retErr error) {
 		SpecHash:    plan.Hash(),
 		Degraded:    plan.Degraded,
 		Landlock:    plan.Landlock,
+		NoVerify:    opts.Security.NoVerify,
+	}
+	if effective.Linux != nil {
+		for _, ns := range effective.Linux.Namespaces {
+			if ns.Type == specs.PIDNamespace && ns.Path == "" {
+				cr.rec.OwnPidNamespace = true
+			}
+		}
 	}
 	if err := r.Store.writeRecordLocked(cr.rec); err != nil {
 		return nil, fmt.Errorf("create %q: %w", opts.ID, err)
@@ -156,6 +169,9 @@ func (r *Runtime) create(opts CreateOptions) (_ *created, retErr error) {
 	}
 	if err := r.verifyPreLaunchLocked(cr); err != nil {
 		return nil, fmt.Errorf("create %q: %w", opts.ID, err)
+	}
+	if err := r.recordBaselineLocked(cr); err != nil {
+		return nil, err
 	}
 	cr.rec.LaunchLine = plan.LaunchLine()
 	if err := r.Store.writeRecordLocked(cr.rec); err != nil {
@@ -214,6 +230,12 @@ func (r *Runtime) effectiveSpec(opts CreateOptions) (string, *specs.Spec, error)
 	effective, err := spec.Resolve(s, bundle)
 	if err != nil {
 		return "", nil, err
+	}
+	if r.Self != "" {
+		// vetto's own verification hooks are part of the spec that is
+		// frozen and hashed, at every level: whoever runs this spec runs
+		// them. A bundle that leaves them out gets them anyway.
+		effective.Hooks = spec.WithRuntimeHooks(effective.Hooks, r.Self)
 	}
 	if effective.Linux != nil && effective.Linux.CgroupsPath == "" && !opts.SystemdCgroup {
 		// Group our containers under one parent so that what we leave
@@ -276,14 +298,20 @@ func (r *Runtime) passPreLaunchLocked(cr *created) error {
 	return r.Store.moveLocked(cr.rec, StateLaunchable, "")
 }
 
-// abandonLocked undoes a create that failed part-way: kill and destroy what
-// the backend built, remove the state directory, release the lock.
-func (r *Runtime) abandonLocked(cr *created) {
+// abandonLocked undoes a create (or run) that failed part-way: kill and
+// destroy what the backend built, remove the state directory, release the
+// lock. If the teardown left anything running the state stays, so that
+// delete --force can finish the job, and the error says TeardownIncomplete.
+func (r *Runtime) abandonLocked(cr *created) error {
 	// Kill before closing stdio: closing waits for the container's output
 	// to drain, which only ends when its processes are gone.
 	if cr.c != nil {
-		if err := killAndDestroy(cr.c); err != nil {
-			r.Warnf("clean up failed create of %q: %v", cr.rec.ID, err)
+		if err := r.teardownLocked(cr.rec, cr.c); err != nil {
+			if cr.fg != nil {
+				cr.fg.Close()
+			}
+			cr.lock.unlock()
+			return err
 		}
 	}
 	if cr.fg != nil {
@@ -297,6 +325,7 @@ func (r *Runtime) abandonLocked(cr *created) {
 		_ = os.RemoveAll(cr.lock.f.Name())
 	}
 	cr.lock.unlock()
+	return nil
 }
 
 // loadBundle reads and validates bundle/config.json.

@@ -3,10 +3,12 @@ package runtime
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/vetto-dev/vetto-runtime/hooks"
+	"github.com/vetto-dev/vetto-runtime/spec"
 )
 
 // Delete removes a stopped container, or with force any container after
@@ -64,8 +66,8 @@ func (r *Runtime) deleteLocked(rec *Record, c Container, force bool) error {
 		if rec.State != StateTerminating && Transition(rec.State, StateTerminating) == nil {
 			_ = r.Store.moveLocked(rec, StateTerminating, "")
 		}
-		if err := killAndDestroy(c); err != nil {
-			return fmt.Errorf("delete %q: %w", rec.ID, err)
+		if err := r.teardownLocked(rec, c); err != nil {
+			return err
 		}
 	}
 	// A stored spec that no longer matches its hash is not trusted: its
@@ -80,9 +82,20 @@ func (r *Runtime) deleteLocked(rec *Record, c Container, force bool) error {
 		// be left empty. Only a spec whose hash still matches is trusted
 		// to say where to kill.
 		if sw, ok := r.Backend.(Sweeper); ok {
+			start := time.Now()
 			killed, err := sw.Sweep(rec.ID, sp)
+			receipt := &hooks.Receipt{Method: "sweep", Killed: killed, RelayStopped: true}
 			if err != nil {
-				return fmt.Errorf("delete %q: %w", rec.ID, err)
+				receipt.Problems = []string{err.Error()}
+			} else {
+				// The sweep removed the cgroups, and found them empty
+				// after the kill; the init was among what it killed, so
+				// its pid namespace went with it.
+				receipt.CgroupRemoved, receipt.PidNamespaceGone = true, true
+			}
+			receipt.Duration = time.Since(start)
+			if err := r.recordReceiptLocked(rec, receipt); err != nil {
+				return err
 			}
 			if killed > 0 {
 				r.Warnf("delete %q: killed %d process(es) left by an interrupted create", rec.ID, killed)
@@ -99,14 +112,43 @@ func (r *Runtime) deleteLocked(rec *Record, c Container, force bool) error {
 	// MUST be called after the container is deleted but before the delete
 	// operation returns", and "the runtime MUST log a warning, but the
 	// remaining hooks and lifecycle continue as if the hook had succeeded".
-	if c != nil && specErr == nil && sp.Hooks != nil && len(sp.Hooks.Poststop) > 0 {
+	// vetto's own poststop entry is the teardown above, with its receipt.
+	var user []specs.Hook
+	if c != nil && specErr == nil && sp.Hooks != nil {
+		user = spec.WithoutRuntimeHooks(sp.Hooks.Poststop, spec.RuntimeHookPoststop)
+	}
+	if len(user) > 0 {
 		if st == nil {
 			st = &specs.State{Version: specs.Version, ID: rec.ID, Bundle: rec.Bundle, Annotations: rec.Annotations}
 		}
 		st.Status = specs.StateStopped
-		for _, err := range hooks.RunOCIEach("poststop", sp.Hooks.Poststop, st) {
+		for _, err := range hooks.RunOCIEach("poststop", user, st) {
 			r.Warnf("%v", err)
 		}
 	}
 	return nil
+}
+
+// teardownLocked kills and removes c and records the receipt. A teardown
+// that left anything keeps the state directory, so delete --force can try
+// again, and fails with TeardownIncomplete (125): never reported clean.
+func (r *Runtime) teardownLocked(rec *Record, c Container) error {
+	return r.recordReceiptLocked(rec, r.teardown(rec, c))
+}
+
+// recordReceiptLocked writes the receipt to the audit log (synced: it is
+// the evidence) and to the record, and says TeardownIncomplete unless it
+// is clean.
+func (r *Runtime) recordReceiptLocked(rec *Record, receipt *hooks.Receipt) error {
+	rec.Receipt = receipt
+	auditErr := r.Store.auditLocked(AuditEvent{ID: rec.ID, Spec: rec.SpecHash, Level: rec.Level.String(), Event: "receipt", Reason: receipt.String(), Receipt: receipt}, true)
+	if !receipt.Clean() {
+		rec.Reason = "teardown incomplete: " + receipt.String()
+		_ = r.Store.writeRecordLocked(rec)
+		return Errorf(ErrTeardownIncomplete, "teardown of %q incomplete, state kept for delete --force: %s", rec.ID, receipt.String())
+	}
+	if err := r.Store.writeRecordLocked(rec); err != nil {
+		return err
+	}
+	return auditErr
 }

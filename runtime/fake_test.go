@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"github.com/opencontainers/runtime-spec/specs-go/features"
@@ -24,6 +25,9 @@ type fakeBackend struct {
 	createErr  error
 	containers map[string]*fakeContainer
 	destroyed  []string
+	// teardownLeft are pids Teardown reports as surviving.
+	teardownLeft []int
+	probeRun     func(args []string) ([]byte, error)
 }
 
 type fakeContainer struct {
@@ -230,3 +234,24 @@ func (c *fakeContainer) Resume() error                       { return nil }
 func (c *fakeContainer) Stats() (any, error)                 { return nil, nil }
 func (c *fakeContainer) NotifyOOM() (<-chan struct{}, error) { return nil, nil }
 func (c *fakeContainer) Update(*specs.LinuxResources) error  { return nil }
+
+// Teardown is the fake's kill and destroy; teardownLeft makes it report
+// processes that survived.
+func (c *fakeContainer) Teardown() (*hooks.Receipt, error) {
+	if len(c.b.teardownLeft) > 0 {
+		return &hooks.Receipt{Method: "cgroup.kill", Killed: 1, Remaining: c.b.teardownLeft}, nil
+	}
+	c.status = StatusStopped
+	if err := c.Destroy(); err != nil {
+		return nil, err
+	}
+	return &hooks.Receipt{Method: "cgroup.kill", Killed: 1, CgroupRemoved: true}, nil
+}
+
+// RunProbe answers with the backend's probeOut, or runs probeRun.
+func (c *fakeContainer) RunProbe(p *specs.Process, args []string, timeout time.Duration) ([]byte, error) {
+	if c.b.probeRun != nil {
+		return c.b.probeRun(args)
+	}
+	return nil, errors.New("fake: no probe")
+}

@@ -1,10 +1,7 @@
 package runtime
 
 import (
-	"errors"
 	"fmt"
-	"syscall"
-	"time"
 )
 
 // Kill sends a signal ("TERM", "SIGKILL", "9") to the container's init, or
@@ -26,33 +23,4 @@ func (r *Runtime) Kill(id, signal string, all bool) error {
 		return fmt.Errorf("kill %q: %w", id, err)
 	}
 	return nil
-}
-
-// killAndDestroy stops every process of c and removes what it holds.
-func killAndDestroy(c Container) error {
-	if err := c.Signal(syscall.SIGKILL, true); err != nil && !errors.Is(err, ErrNotRunning) {
-		return fmt.Errorf("kill %q: %w", c.ID(), err)
-	}
-	if err := waitStopped(c, 10*time.Second); err != nil {
-		return err
-	}
-	return c.Destroy()
-}
-
-// waitStopped polls until c's init is gone.
-func waitStopped(c Container, limit time.Duration) error {
-	deadline := time.Now().Add(limit)
-	for delay := time.Millisecond; ; delay = min(2*delay, 100*time.Millisecond) {
-		st, err := c.Status()
-		if err != nil {
-			return fmt.Errorf("status of %q: %w", c.ID(), err)
-		}
-		if st == StatusStopped {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("container %q init still running after SIGKILL and %s", c.ID(), limit)
-		}
-		time.Sleep(delay)
-	}
 }

@@ -112,6 +112,9 @@ type Security struct {
 	AllowDegraded map[string]bool
 	// DryRun compiles and checks everything and creates nothing.
 	DryRun bool
+	// NoVerify skips post-launch verification (for measuring its cost):
+	// refused at strict, recorded as a degradation elsewhere.
+	NoVerify bool
 }
 
 // decideLevel combines the flag and the bundle's annotation. Where both

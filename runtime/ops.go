@@ -54,6 +54,10 @@ func (r *Runtime) Update(id string, res *specs.LinuxResources) error {
 		if err != nil {
 			return err
 		}
+		recordUpdatedLimits(rec, res)
+		if err := r.Store.writeRecordLocked(rec); err != nil {
+			return err
+		}
 		return r.Store.auditLocked(AuditEvent{ID: id, Spec: rec.SpecHash, Level: rec.Level.String(), Event: "update", Reason: fmt.Sprintf("%+v", describeResources(res))}, true)
 	})
 }
@@ -157,5 +161,20 @@ func (r *Runtime) Events(id string, interval time.Duration, once bool, emit func
 				return err
 			}
 		}
+	}
+}
+
+// recordUpdatedLimits remembers the memory and pids limits an update set.
+func recordUpdatedLimits(rec *Record, res *specs.LinuxResources) {
+	if rec.Updated == nil {
+		rec.Updated = &UpdatedLimits{}
+	}
+	if res.Memory != nil && res.Memory.Limit != nil {
+		v := *res.Memory.Limit
+		rec.Updated.Memory = &v
+	}
+	if res.Pids != nil && res.Pids.Limit != nil {
+		v := *res.Pids.Limit
+		rec.Updated.Pids = &v
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/vetto-dev/vetto-runtime/hooks"
 )
 
 // StateView is what `state` prints: the OCI state, runc's extra fields
@@ -36,6 +38,12 @@ type VettoView struct {
 	// Landlock is the ruleset the container's processes run under (what
 	// the host enforces of dev.vetto.landlock); absent without Landlock.
 	Landlock string `json:"landlock,omitempty"`
+	// Verification is the last post-launch or verify outcome: PASS,
+	// FAIL or INCONCLUSIVE; empty when none ran.
+	Verification string `json:"verification,omitempty"`
+	// Receipt is the teardown receipt of a container whose teardown left
+	// something behind (a clean one goes with the container).
+	Receipt *hooks.Receipt `json:"receipt,omitempty"`
 }
 
 // State reads container id's state without taking its lock: records are
@@ -62,6 +70,7 @@ func (r *Runtime) State(id string) (*StateView, error) {
 			State: rec.State, Backend: rec.Backend, Level: rec.Level, SpecHash: rec.SpecHash,
 			Degraded: rec.Degraded, LaunchLine: rec.LaunchLine, Reason: rec.Reason,
 			Landlock: rec.Landlock,
+			Verification: rec.Verification, Receipt: rec.Receipt,
 		},
 	}
 	c, err := r.Backend.Load(r.Store.BackendDir(id), id)

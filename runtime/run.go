@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"errors"
 	"fmt"
 )
 
@@ -28,13 +29,11 @@ func (r *Runtime) Run(opts RunOptions) (int, error) {
 		return -1, err
 	}
 	if err := r.startLocked(cr.rec, cr.c); err != nil {
-		r.abandonLocked(cr)
-		return -1, err
+		return -1, errors.Join(err, r.abandonLocked(cr))
 	}
 	if opts.PidFile != "" {
 		if err := writePidFile(opts.PidFile, cr.c.InitPid()); err != nil {
-			r.abandonLocked(cr)
-			return -1, fmt.Errorf("run %q: %w", opts.ID, err)
+			return -1, errors.Join(fmt.Errorf("run %q: %w", opts.ID, err), r.abandonLocked(cr))
 		}
 	}
 	// From here on other commands (kill, state) must get at the container.

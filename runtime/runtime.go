@@ -26,6 +26,10 @@ type Runtime struct {
 	// LandlockABI probes the host's Landlock ABI version (0: none); nil
 	// means the kernel's (landlock.HostABI). Tests set it.
 	LandlockABI func() (int, error)
+	// Self is this runtime's executable, which the effective spec's own
+	// poststart and poststop hooks name (spec.RuntimeHook); empty adds
+	// none.
+	Self string
 }
 
 // New returns a Runtime; root must be absolute.

@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"syscall"
 
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+
 	"github.com/vetto-dev/vetto-runtime/hooks"
+	"github.com/vetto-dev/vetto-runtime/spec"
 )
 
 // Start lets a created container's init exec the user process, then runs
@@ -72,15 +75,21 @@ func (r *Runtime) startLocked(rec *Record, c Container) error {
 	if err := verifyPastShim(); err != nil {
 		return err
 	}
+	// vetto's own poststart step comes first: a user's poststart hook must
+	// not run against a container that failed verification.
+	if err := r.verifyPostLaunchLocked(rec, c, sp); err != nil {
+		return err
+	}
 	// libcontainer would run poststart inside create; the spec puts it
 	// after the user process started, and since runtime-spec 1.1 says "If
 	// any poststart hook fails, the runtime MUST generate an error, stop the
 	// container, and continue the lifecycle at step 12" — which is also
 	// vetto's kill-on-FAIL — a failing poststart hook kills the container.
-	if sp.Hooks != nil && len(sp.Hooks.Poststart) > 0 {
+	// vetto's own entries are what verifyPostLaunchLocked just did.
+	if user := bundlePoststart(sp); len(user) > 0 {
 		st, err := c.OCIState()
 		if err == nil {
-			err = hooks.RunOCI("poststart", sp.Hooks.Poststart, st)
+			err = hooks.RunOCI("poststart", user, st)
 		}
 		if err != nil {
 			_ = r.Store.moveLocked(rec, StateTerminating, err.Error())
@@ -98,4 +107,12 @@ func stopAfterFailure(c Container, cause error) error {
 		return errors.Join(cause, Errorf(ErrTeardownIncomplete, "stop %q: %w", c.ID(), err))
 	}
 	return cause
+}
+
+// bundlePoststart are the spec's poststart hooks without vetto's own.
+func bundlePoststart(sp *specs.Spec) []specs.Hook {
+	if sp.Hooks == nil {
+		return nil
+	}
+	return spec.WithoutRuntimeHooks(sp.Hooks.Poststart, spec.RuntimeHookPoststart)
 }

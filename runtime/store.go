@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/vetto-dev/vetto-runtime/hooks"
 )
 
 // Layout of one container's directory under --root:
@@ -59,6 +61,26 @@ type Record struct {
 	// Landlock is the ruleset the container's process runs under (the
 	// plan's); exec gives every other process the same.
 	Landlock string `json:"landlock,omitempty"`
+	// NoVerify: the launch skipped post-launch verification (--no-verify),
+	// a degradation named in Degraded.
+	NoVerify bool `json:"noVerify,omitempty"`
+	// OwnPidNamespace: the container has a pid namespace of its own, so
+	// the host can tell its processes from everyone else's.
+	OwnPidNamespace bool `json:"ownPidNamespace,omitempty"`
+	// Baseline is the init as the host saw it when pre-launch
+	// verification passed; P1 and P2 compare with it.
+	Baseline *hooks.Baseline `json:"baseline,omitempty"`
+	// Verification is the outcome of the last post-launch or on-demand
+	// verification (PASS, FAIL, INCONCLUSIVE), Verdicts its checks.
+	Verification string         `json:"verification,omitempty"`
+	Verdicts     []hooks.Result `json:"verdicts,omitempty"`
+	// Updated are the memory and pids limits `update` set since create:
+	// verify's P7 reads the cgroup back against these, not the frozen
+	// spec's, so an audited update is not taken for drift.
+	Updated *UpdatedLimits `json:"updated,omitempty"`
+	// Receipt is the last teardown's; a container whose teardown left
+	// something keeps its state with the receipt saying what.
+	Receipt *hooks.Receipt `json:"receipt,omitempty"`
 }
 
 // createDirLocked makes the container's directory, failing with ErrExist if
@@ -221,4 +243,10 @@ func writeFile(path string, data []byte, perm fs.FileMode, sync bool) (retErr er
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
+}
+
+// UpdatedLimits are limits changed by `update` after create.
+type UpdatedLimits struct {
+	Memory *int64 `json:"memory,omitempty"`
+	Pids   *int64 `json:"pids,omitempty"`
 }

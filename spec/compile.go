@@ -59,6 +59,9 @@ type Inputs struct {
 	// Lookup says what a host path is. It must not fail: a path that
 	// cannot be examined is PathMissing.
 	Lookup func(path string) PathInfo
+	// RuntimePath is the vetto-runtime binary the bundle's own poststart
+	// and poststop hooks run (RuntimeHook); empty writes none.
+	RuntimePath string
 }
 
 // IsEnvFile reports whether a file name is a dotenv file, which by
@@ -114,6 +117,10 @@ const (
 	AnnotationLandlock      = "dev.vetto.landlock"
 	AnnotationAllowDegraded = "dev.vetto.allow-degraded"
 	AnnotationProfile       = "dev.vetto.profile"
+	// AnnotationMasked lists (JSON array) the container paths the policy
+	// denies. linux.maskedPaths enforces them; this records the intent,
+	// which the post-launch canaries check the live container against.
+	AnnotationMasked = "dev.vetto.masked"
 )
 
 // Sandbox hostname (own UTS namespace).
@@ -744,6 +751,26 @@ func (c *compiler) render() error {
 	}
 	if len(pl.AllowDegraded) > 0 {
 		s.Annotations[AnnotationAllowDegraded] = strings.Join(pl.AllowDegraded, ",")
+	}
+	if in.RuntimePath != "" {
+		// Run by another runtime, the bundle still verifies itself after
+		// launch and checks its teardown (DESIGN.md §6).
+		s.Hooks = WithRuntimeHooks(nil, in.RuntimePath)
+	}
+	// The denied paths, as intent: the mounts and maskedPaths above
+	// enforce them, and post-launch verification checks each is masked in
+	// the live container (a bundle edited to drop a mask fails there).
+	masked := append([]string{}, c.maskedPaths...)
+	for _, m := range c.masks {
+		masked = append(masked, m.dest)
+	}
+	if len(masked) > 0 {
+		sort.Strings(masked)
+		data, err := json.Marshal(masked)
+		if err != nil {
+			return err
+		}
+		s.Annotations[AnnotationMasked] = string(data)
 	}
 	if rootless {
 		s.Linux.Namespaces = append(s.Linux.Namespaces, specs.LinuxNamespace{Type: specs.UserNamespace})

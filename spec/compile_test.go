@@ -89,6 +89,8 @@ func testInputs() Inputs {
 		Arch:     "amd64",
 		EnvFiles: []string{"/home/dev/src/app/.env", "/home/dev/src/app/sub/.env.local"},
 		Lookup:   fakeLookup,
+		// The bundle's own verification hooks run this binary.
+		RuntimePath: "/usr/local/bin/vetto-runtime",
 	}
 }
 

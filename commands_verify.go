@@ -1,0 +1,145 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"text/tabwriter"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/vetto-dev/vetto-runtime/hooks"
+	"github.com/vetto-dev/vetto-runtime/landlock"
+	"github.com/vetto-dev/vetto-runtime/runtime"
+	"github.com/vetto-dev/vetto-runtime/spec"
+)
+
+// landlockRestrictor is how the probe applies the container's Landlock
+// rules to itself: the same restriction the shim applies to the
+// container's process (landlock.RestrictThread), so the canaries test the
+// domain the workload runs in.
+var landlockRestrictor hooks.LandlockRestrictor = landlock.RestrictThread
+
+// probeIfRequested runs the verification probe when the runtime started
+// itself inside a container as "<self> probe <config>" (runtime.ProbeSelf,
+// hooks.ProbeArg) and returns the exit code, with ok set; main exits with
+// it. It runs before the CLI, as libcontainer's init does: inside the
+// container there are no flags, state root or logging to set up, only the
+// probe's one job.
+func probeIfRequested(args []string) (code int, ok bool) {
+	if len(args) < 2 || args[1] != hooks.ProbeArg {
+		return 0, false
+	}
+	if len(args) != 3 {
+		fmt.Fprintln(os.Stderr, "vetto-runtime probe: want exactly one argument, the probe config")
+		return runtime.ExitFailure, true
+	}
+	if err := hooks.Probe(args[2], landlockRestrictor, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "vetto-runtime probe:", err)
+		return runtime.ExitFailure, true
+	}
+	return runtime.ExitOK, true
+}
+
+// verifyReport is `verify --format json`.
+type verifyReport struct {
+	ID           string         `json:"id"`
+	Verification string         `json:"verification"`
+	Results      []hooks.Result `json:"results"`
+}
+
+func verifyCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "verify",
+		Usage:     "verify a running container from the host: identity, namespaces, cgroups, canaries, containment, masks, limits",
+		ArgsUsage: "<container-id>",
+		Description: `The verify command re-runs the runtime verification on a running container:
+P1 the init is the process verified at create, P2 its namespaces and cgroups
+are unchanged, P3 canary probes (masked read, writes outside and inside the
+allowed roots, the host's loopback) judged from the host, P4 every process of
+the container is in its pid namespace and cgroup, P6 masked paths are still
+masked, P7 memory and pids limits read back from the cgroup. A FAIL kills the
+container at levels standard and strict and exits 125; PARTIAL or UNAVAILABLE
+checks leave it running and not verified (exit 0, summary INCONCLUSIVE).`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "table", Usage: `select one of: table or json`},
+		},
+		Action: withRuntime(1, 1, func(c *cli.Context, r *runtime.Runtime) error {
+			format := c.String("format")
+			if format != "table" && format != "json" {
+				return runtime.Errorf(runtime.ErrInvalidInput, "invalid format option %q: want table or json", format)
+			}
+			id := c.Args().First()
+			results, verr := r.Verify(id)
+			if results == nil {
+				return verr
+			}
+			summary := summaryName(results)
+			if format == "json" {
+				if err := json.NewEncoder(c.App.Writer).Encode(verifyReport{ID: id, Verification: summary, Results: results}); err != nil {
+					return err
+				}
+				return verr
+			}
+			w := tabwriter.NewWriter(c.App.Writer, 4, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "CHECK\tVERDICT\tEVIDENCE\tEXPECTED\tFOUND")
+			for _, res := range results {
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", res.Check, res.Verdict, res.Evidence, res.Expected, res.Found)
+			}
+			fmt.Fprintf(w, "verification of %s: %s\n", id, summary)
+			if err := w.Flush(); err != nil {
+				return err
+			}
+			return verr
+		}),
+	}
+}
+
+func hookCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "hook",
+		Usage:     "run vetto's own OCI hook: verify a running container (poststart) or its teardown (poststop)",
+		ArgsUsage: "poststart|poststop",
+		Description: `The hook command is what the poststart and poststop entries vetto puts in a
+spec run when another runtime drives the bundle; vetto-runtime itself does
+the same in-process. It reads the OCI state on stdin, prints its verdicts as
+JSON on stdout and exits 125 on a FAIL (runtime-spec 1.3: a failing
+poststart hook stops the container). Without the runtime's baseline and
+probe it can judge only what the host sees: namespaces and masks after
+start, an empty cgroup after delete.`,
+		Action: func(c *cli.Context) error {
+			if err := args(c, 1, 1); err != nil {
+				return err
+			}
+			f, ok := hostFacts().(hooks.PostFacts)
+			if !ok {
+				return runtime.Errorf(runtime.ErrBackendUnavailable, "hook: no host facts on this platform")
+			}
+			in, err := hooks.ReadHookInput(os.Stdin)
+			if err != nil {
+				return runtime.Errorf(runtime.ErrInvalidInput, "hook: %w", err)
+			}
+			var results []hooks.Result
+			kind := runtime.ErrPostLaunchFailed
+			switch phase := c.Args().First(); phase {
+			case spec.RuntimeHookPoststart:
+				results = hooks.HookPoststart(in, f)
+			case spec.RuntimeHookPoststop:
+				results, kind = hooks.HookPoststop(in, f), runtime.ErrTeardownIncomplete
+			default:
+				return runtime.Errorf(runtime.ErrInvalidInput, "hook: unknown phase %q: want poststart or poststop", phase)
+			}
+			if err := json.NewEncoder(c.App.Writer).Encode(verifyReport{ID: in.State.ID, Verification: summaryName(results), Results: results}); err != nil {
+				return err
+			}
+			if hooks.Summarize(results) == hooks.AnyFail {
+				return runtime.Errorf(kind, "%s verification of %q failed: %s", c.Args().First(), in.State.ID, hooks.Failed(hooks.Only(results, hooks.Fail)))
+			}
+			return nil
+		},
+	}
+}
+
+func summaryName(results []hooks.Result) string {
+	return map[hooks.Summary]string{hooks.AllPass: "PASS", hooks.Inconclusive: "INCONCLUSIVE", hooks.AnyFail: "FAIL"}[hooks.Summarize(results)]
+}

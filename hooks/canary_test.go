@@ -1,0 +1,263 @@
+package hooks
+
+import (
+	"bytes"
+	"encoding/json"
+	"net"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+)
+
+func TestPlanCanaries(t *testing.T) {
+	base := func() *specs.Spec {
+		return &specs.Spec{
+			Root: &specs.Root{Path: "rootfs", Readonly: true},
+			Mounts: []specs.Mount{
+				{Destination: "/proc", Type: "proc"},
+				{Destination: "/dev", Type: "tmpfs"},
+				{Destination: "/tmp", Type: "tmpfs"},
+				{Destination: "/data", Type: "bind", Options: []string{"rbind", "ro"}},
+			},
+			Linux: &specs.Linux{
+				Namespaces:  []specs.LinuxNamespace{{Type: specs.NetworkNamespace}},
+				MaskedPaths: []string{"/proc/kcore", "/proc/kcore/"},
+			},
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(*specs.Spec)
+		want CanaryPlan
+	}{
+		{"from the spec's own fields", nil, CanaryPlan{
+			MaskedRead: []string{"/proc/kcore"}, WriteInside: []string{"/tmp"},
+			WriteOutside: []string{"/", "/data"}, ConnectMustFail: true,
+		}},
+		{"writable rootfs is an allowed root", func(s *specs.Spec) { s.Root.Readonly = false }, CanaryPlan{
+			MaskedRead: []string{"/proc/kcore"}, WriteInside: []string{"/tmp"}, ConnectMustFail: true,
+		}},
+		{"writable rootfs and no tmpfs: the rootfs is the positive control", func(s *specs.Spec) {
+			s.Root.Readonly = false
+			s.Mounts = s.Mounts[:2]
+		}, CanaryPlan{
+			MaskedRead: []string{"/proc/kcore"}, WriteInside: []string{"/"}, ConnectMustFail: true,
+		}},
+		{"host network", func(s *specs.Spec) { s.Linux.Namespaces = nil }, CanaryPlan{
+			MaskedRead: []string{"/proc/kcore"}, WriteInside: []string{"/tmp"}, WriteOutside: []string{"/", "/data"},
+		}},
+		{"net annotation is the intent, not the namespaces", func(s *specs.Spec) {
+			s.Linux.Namespaces = nil
+			s.Annotations = map[string]string{"dev.vetto.net": "none"}
+		}, CanaryPlan{
+			MaskedRead: []string{"/proc/kcore"}, WriteInside: []string{"/tmp"}, WriteOutside: []string{"/", "/data"}, ConnectMustFail: true,
+		}},
+		{"masked annotation adds paths", func(s *specs.Spec) {
+			s.Annotations = map[string]string{"dev.vetto.masked": `["/secret/token"]`}
+		}, CanaryPlan{
+			MaskedRead: []string{"/proc/kcore", "/secret/token"}, WriteInside: []string{"/tmp"}, WriteOutside: []string{"/", "/data"}, ConnectMustFail: true,
+		}},
+		{"a tmpfs root is the positive control, not a bind of the project", func(s *specs.Spec) {
+			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/a-project", Type: "bind", Options: []string{"rbind"}})
+		}, CanaryPlan{
+			MaskedRead: []string{"/proc/kcore"}, WriteInside: []string{"/tmp"}, WriteOutside: []string{"/", "/data"}, ConnectMustFail: true,
+		}},
+		{"landlock write rules are the allowed roots", func(s *specs.Spec) {
+			s.Mounts[3].Options = []string{"rbind"} // writable, but the policy says read-only
+			s.Annotations = map[string]string{"dev.vetto.landlock": `{"rules":{"pathBeneath":[{"allowedAccess":258,"paths":["/tmp"]},{"allowedAccess":1,"paths":["/"]}]}}`}
+		}, CanaryPlan{
+			MaskedRead: []string{"/proc/kcore"}, WriteInside: []string{"/tmp"}, WriteOutside: []string{"/", "/data"}, ConnectMustFail: true,
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := base()
+			if tc.edit != nil {
+				tc.edit(s)
+			}
+			got, err := PlanCanaries(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("plan\n got %+v\nwant %+v", got, tc.want)
+			}
+		})
+	}
+	s := base()
+	s.Annotations = map[string]string{"dev.vetto.masked": "not json"}
+	if _, err := PlanCanaries(s); err == nil {
+		t.Fatal("a malformed dev.vetto.masked was accepted")
+	}
+}
+
+// Each verdict is decided by a host fact; the probe's word alone never
+// passes, and a positive control that did not hold demotes the negatives.
+func TestJudgeCanaries(t *testing.T) {
+	plan := CanaryPlan{MaskedRead: []string{"/s"}, WriteInside: []string{"/tmp"}, WriteOutside: []string{"/"}, ConnectMustFail: true}
+	good := func() Observation {
+		return Observation{
+			Report: ProbeReport{
+				Reads:   []ProbeAttempt{{Path: "/s"}},
+				Writes:  []ProbeAttempt{{Path: "/tmp"}, {Path: "/", Err: "read-only file system"}},
+				Connect: &ProbeAttempt{Path: "127.0.0.1:1", Err: "refused"},
+			},
+			Created:    map[string]bool{"/tmp": true, "/": false},
+			Masked:     map[string]bool{"/s": true},
+			Present:    map[string]bool{"/s": true},
+			HostDigest: map[string]string{"/s": Digest([]byte("secret"))},
+		}
+	}
+	verdicts := func(rs []Result) map[string]Verdict {
+		m := map[string]Verdict{}
+		for _, r := range rs {
+			m[r.Check] = r.Verdict
+		}
+		return m
+	}
+	all := func(v Verdict) map[string]Verdict {
+		return map[string]Verdict{"P3/write-inside/tmp": v, "P3/write-outside/": v, "P3/masked-read/s": v, "P3/loopback-connect": v}
+	}
+	with := func(m map[string]Verdict, k string, v Verdict) map[string]Verdict {
+		m[k] = v
+		return m
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(*Observation)
+		want map[string]Verdict
+	}{
+		{"everything holds", nil, all(Pass)},
+		{"write outside succeeded", func(o *Observation) { o.Created["/"] = true }, with(all(Pass), "P3/write-outside/", Fail)},
+		{"host listener accepted", func(o *Observation) { o.Accepted = 1 }, with(all(Pass), "P3/loopback-connect", Fail)},
+		{"mask missing", func(o *Observation) { o.Masked["/s"] = false }, with(all(Pass), "P3/masked-read/s", Fail)},
+		{"secret bytes came back", func(o *Observation) {
+			o.Report.Reads[0] = ProbeAttempt{Path: "/s", Size: 6, SHA256: Digest([]byte("secret"))}
+		}, with(all(Pass), "P3/masked-read/s", Fail)},
+		{"masked path absent", func(o *Observation) { o.Masked["/s"], o.Present["/s"] = false, false }, all(Pass)},
+		{"positive control failed", func(o *Observation) { o.Created["/tmp"] = false }, with(with(all(Partial), "P3/masked-read/s", Pass), "P3/write-outside/", Partial)},
+		{"positive control failed, breach still proven", func(o *Observation) { o.Created["/tmp"], o.Accepted = false, 2 }, with(with(all(Partial), "P3/masked-read/s", Pass), "P3/loopback-connect", Fail)},
+		{"probe did not run", func(o *Observation) {
+			o.ProbeErr, o.Report = "exec failed", ProbeReport{}
+			o.Created["/tmp"] = false
+		}, with(with(all(Unavailable), "P3/masked-read/s", Pass), "P3/masked-read/s", Pass)},
+		{"probe did not report an attempt", func(o *Observation) { o.Report.Connect = nil }, with(all(Pass), "P3/loopback-connect", Partial)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := good()
+			if tc.edit != nil {
+				tc.edit(&o)
+			}
+			got := JudgeCanaries(plan, o)
+			if g := verdicts(got); !reflect.DeepEqual(g, tc.want) {
+				t.Fatalf("verdicts\n got %v\nwant %v\n%v", g, tc.want, got)
+			}
+			for _, r := range got {
+				if r.Verdict == Pass && r.Evidence != HostFact {
+					t.Errorf("%s passed on %s evidence", r.Check, r.Evidence)
+				}
+			}
+		})
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	for _, tc := range []struct {
+		in   []Verdict
+		want Summary
+	}{
+		{nil, Inconclusive},
+		{[]Verdict{Pass, Pass}, AllPass},
+		{[]Verdict{Pass, Partial}, Inconclusive},
+		{[]Verdict{Unavailable, Pass}, Inconclusive},
+		{[]Verdict{Partial, Fail, Pass}, AnyFail},
+	} {
+		var rs []Result
+		for _, v := range tc.in {
+			rs = append(rs, Result{Verdict: v})
+		}
+		if got := Summarize(rs); got != tc.want {
+			t.Errorf("Summarize(%v) = %v, want %v", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestReceiptClean(t *testing.T) {
+	clean := Receipt{Method: "cgroup.kill", Killed: 3, CgroupRemoved: true, PidNamespaceGone: true, RelayStopped: true}
+	if !clean.Clean() {
+		t.Fatal("a clean receipt is not clean")
+	}
+	for name, edit := range map[string]func(*Receipt){
+		"remaining":       func(r *Receipt) { r.Remaining = []int{7} },
+		"cgroup left":     func(r *Receipt) { r.CgroupRemoved = false },
+		"pidns populated": func(r *Receipt) { r.PidNamespaceGone = false },
+		"relay running":   func(r *Receipt) { r.RelayStopped = false },
+		"problem":         func(r *Receipt) { r.Problems = []string{"x"} },
+	} {
+		r := clean
+		edit(&r)
+		if r.Clean() {
+			t.Errorf("%s: receipt %+v reported clean", name, r)
+		}
+		if !strings.Contains(r.String(), "but") {
+			t.Errorf("%s: %q does not say what is left", name, r.String())
+		}
+	}
+}
+
+// The probe, run on the host against a temporary tree, reports what it
+// read, created and reached: the report is what RunCanaries checks its
+// host facts against.
+func TestProbe(t *testing.T) {
+	dir := t.TempDir()
+	secret := filepath.Join(dir, "secret")
+	if err := os.WriteFile(secret, []byte("token"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	cfg, _ := json.Marshal(ProbeConfig{Nonce: "n1", MaskedRead: []string{secret}, WriteInside: []string{dir}, WriteOutside: []string{filepath.Join(dir, "missing")}, Connect: l.Addr().String(), Landlock: "{}"})
+	var out bytes.Buffer
+	if err := Probe(string(cfg), nil, &out); err != nil {
+		t.Fatal(err)
+	}
+	var rep ProbeReport
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Reads) != 1 || rep.Reads[0].SHA256 != Digest([]byte("token")) || rep.Reads[0].Size != 5 {
+		t.Errorf("reads %+v", rep.Reads)
+	}
+	if data, err := os.ReadFile(filepath.Join(dir, ".vetto-canary-n1")); err != nil || string(data) != "n1" {
+		t.Errorf("canary file: %q, %v", data, err)
+	}
+	if len(rep.Writes) != 2 || rep.Writes[0].Err != "" || rep.Writes[1].Err == "" {
+		t.Errorf("writes %+v", rep.Writes)
+	}
+	if rep.Connect == nil || rep.Connect.Err != "" {
+		t.Errorf("connect %+v", rep.Connect)
+	}
+	if n, err := acceptedSince(l); err != nil || n != 1 {
+		t.Errorf("host listener saw %d connections (%v), want 1", n, err)
+	}
+	if !strings.Contains(rep.Landlock, "not applied") {
+		t.Errorf("landlock %q: a probe without the shim must say it did not apply the rules", rep.Landlock)
+	}
+	var calls []string
+	var out2 bytes.Buffer
+	if err := Probe(string(cfg), func(a string) error { calls = append(calls, a); return nil }, &out2); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(calls, []string{"{}"}) || !strings.Contains(out2.String(), `"landlock":"applied"`) {
+		t.Errorf("restrictor calls %v, report %s", calls, out2.String())
+	}
+	if err := Probe(string(cfg), func(string) error { return os.ErrPermission }, &bytes.Buffer{}); err == nil {
+		t.Error("a probe whose Landlock restriction failed went on")
+	}
+}

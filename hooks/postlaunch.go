@@ -1,0 +1,157 @@
+package hooks
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+)
+
+// PostFacts are the host facts the post-launch and on-demand verification
+// read beyond the pre-launch ones. Every method reads the kernel's view
+// from outside the container.
+type PostFacts interface {
+	Facts
+	// ProcStat reads the state letter ('R', 'S', 'Z', …) and the start
+	// time (clock ticks after boot) of pid from /proc/<pid>/stat.
+	ProcStat(pid int) (state byte, start uint64, err error)
+	// Mounts lists the mounts of pid's mount namespace in mountinfo order.
+	Mounts(pid int) ([]Mount, error)
+	// Exists reports whether path exists as pid sees it (through
+	// /proc/<pid>/root, without following a final symlink).
+	Exists(pid int, path string) (bool, error)
+	// FileDigest hashes the first MaxCanaryRead bytes of the regular file
+	// path under root, resolved without leaving root, and returns the
+	// digest and the number of bytes hashed.
+	FileDigest(root, path string) (string, int, error)
+	// CgroupProcs lists the pids in the cgroup at dir (not its children).
+	CgroupProcs(dir string) ([]int, error)
+	// PidsInNamespace lists every host process in pid namespace ns.
+	PidsInNamespace(ns NamespaceID) ([]int, error)
+}
+
+// Mount is one line of /proc/<pid>/mountinfo, the fields the checks use.
+type Mount struct {
+	Root, Point, FSType string
+	ReadOnly            bool
+}
+
+// Baseline is what the host recorded of the init when pre-launch
+// verification passed; post-launch and `verify` compare the live process
+// with it (P1, P2).
+type Baseline struct {
+	Pid        int                    `json:"pid"`
+	StartTime  uint64                 `json:"startTime"`
+	Namespaces map[string]NamespaceID `json:"namespaces"`
+	Cgroups    map[string]string      `json:"cgroups"`
+}
+
+// baselineNamespaces are the namespace types recorded for every container,
+// new or shared: a process that moved into another one is not the one
+// that was verified. The time namespace is left out: a process enters a
+// new one only at exec, which the init legitimately does after the
+// baseline.
+var baselineNamespaces = []specs.LinuxNamespaceType{
+	specs.PIDNamespace, specs.NetworkNamespace, specs.MountNamespace,
+	specs.IPCNamespace, specs.UTSNamespace, specs.UserNamespace, specs.CgroupNamespace,
+}
+
+// TakeBaseline reads pid's identity, namespaces and cgroups from the host.
+func TakeBaseline(pid int, cgroups map[string]string, f PostFacts) (*Baseline, error) {
+	_, start, err := f.ProcStat(pid)
+	if err != nil {
+		return nil, fmt.Errorf("baseline of pid %d: %w", pid, err)
+	}
+	b := &Baseline{Pid: pid, StartTime: start, Namespaces: map[string]NamespaceID{}, Cgroups: maps.Clone(cgroups)}
+	for _, t := range baselineNamespaces {
+		id, err := f.Of(pid, t)
+		if err != nil {
+			// A kernel without this namespace type has no file for it.
+			continue
+		}
+		b.Namespaces[string(t)] = id
+	}
+	return b, nil
+}
+
+// Identity is P1: the container's init is still the process recorded at
+// create (same pid, same start time, not a zombie). A pid alone is not an
+// identity: pids are reused.
+func Identity(pid int, b *Baseline, f PostFacts) Result {
+	r := Result{Check: "P1/identity", Evidence: HostFact,
+		Expected: fmt.Sprintf("pid %d started at tick %d", b.Pid, b.StartTime)}
+	if pid != b.Pid {
+		r.Verdict, r.Found = Fail, "init pid "+strconv.Itoa(pid)
+		return r
+	}
+	state, start, err := f.ProcStat(pid)
+	switch {
+	case err != nil:
+		r.Verdict, r.Found = Unavailable, err.Error()
+	case start != b.StartTime:
+		r.Verdict, r.Found = Fail, fmt.Sprintf("pid %d started at tick %d (another process)", pid, start)
+	case state == 'Z' || state == 'X':
+		r.Verdict, r.Found = Unavailable, fmt.Sprintf("pid %d has exited", pid)
+	default:
+		r.Verdict, r.Found = Pass, fmt.Sprintf("pid %d started at tick %d", pid, start)
+	}
+	return r
+}
+
+// Membership is P2: the init's namespaces and cgroups are the ones
+// recorded before launch.
+func Membership(pid int, b *Baseline, cgroups map[string]string, f PostFacts) []Result {
+	var out []Result
+	for _, t := range slices.Sorted(maps.Keys(b.Namespaces)) {
+		want := b.Namespaces[t]
+		r := Result{Check: "P2/namespace/" + t, Evidence: HostFact, Expected: want.String()}
+		got, err := f.Of(pid, specs.LinuxNamespaceType(t))
+		switch {
+		case err != nil:
+			r.Verdict, r.Found = Unavailable, err.Error()
+		case got != want && exited(pid, b, f):
+			r.Verdict, r.Found = Unavailable, "pid "+strconv.Itoa(pid)+" exited during verification"
+		case got != want:
+			r.Verdict, r.Found = Fail, got.String()
+		default:
+			r.Verdict, r.Found = Pass, got.String()
+		}
+		out = append(out, r)
+	}
+	for _, c := range slices.Sorted(maps.Keys(b.Cgroups)) {
+		dir := b.Cgroups[c]
+		name := "P2/cgroup/" + c
+		if c == "" {
+			name = "P2/cgroup/unified"
+		}
+		r := Result{Check: name, Evidence: HostFact, Expected: "pid " + strconv.Itoa(pid) + " in " + dir}
+		if now := cgroups[c]; now != dir {
+			r.Verdict, r.Found = Fail, "the backend now reports "+strconv.Quote(now)
+			out = append(out, r)
+			continue
+		}
+		in, err := f.InCgroup(dir, pid)
+		switch {
+		case err != nil:
+			r.Verdict, r.Found = Unavailable, err.Error()
+		case !in && exited(pid, b, f):
+			// An exited process leaves its cgroups: that is not a move.
+			r.Verdict, r.Found = Unavailable, "pid "+strconv.Itoa(pid)+" exited during verification"
+		case !in:
+			r.Verdict, r.Found = Fail, "not a member"
+		default:
+			r.Verdict, r.Found = Pass, "member"
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// exited reports whether the recorded init is gone or a zombie now, which
+// explains a membership that no longer reads as the baseline's.
+func exited(pid int, b *Baseline, f PostFacts) bool {
+	state, start, err := f.ProcStat(pid)
+	return err != nil || start != b.StartTime || state == 'Z' || state == 'X'
+}

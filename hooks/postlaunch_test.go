@@ -1,0 +1,92 @@
+package hooks
+
+import (
+	"errors"
+	"testing"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+)
+
+// fakePost is a PostFacts whose process table the test writes.
+type fakePost struct {
+	PostFacts // nil: every method the checks call is defined below
+	state     byte
+	start     uint64
+	gone      bool
+	ns        map[specs.LinuxNamespaceType]NamespaceID
+	members   map[string]bool
+}
+
+func (f fakePost) ProcStat(int) (byte, uint64, error) {
+	if f.gone {
+		return 0, 0, errors.New("no such process")
+	}
+	return f.state, f.start, nil
+}
+
+func (f fakePost) Of(_ int, t specs.LinuxNamespaceType) (NamespaceID, error) {
+	if f.gone {
+		return NamespaceID{}, errors.New("no such process")
+	}
+	return f.ns[t], nil
+}
+
+func (f fakePost) InCgroup(dir string, _ int) (bool, error) { return f.members[dir], nil }
+
+// P1 and P2 fail for a process that is not the recorded one or moved, and
+// do not call an exit a breach.
+func TestIdentityAndMembership(t *testing.T) {
+	base := &Baseline{Pid: 7, StartTime: 100,
+		Namespaces: map[string]NamespaceID{"pid": {Dev: 4, Ino: 1}, "network": {Dev: 4, Ino: 2}},
+		Cgroups:    map[string]string{"": "/cg/c1"}}
+	live := func() fakePost {
+		return fakePost{state: 'S', start: 100,
+			ns:      map[specs.LinuxNamespaceType]NamespaceID{"pid": {Dev: 4, Ino: 1}, "network": {Dev: 4, Ino: 2}},
+			members: map[string]bool{"/cg/c1": true}}
+	}
+	cgroups := map[string]string{"": "/cg/c1"}
+	for _, tc := range []struct {
+		name     string
+		pid      int
+		edit     func(*fakePost, map[string]string)
+		identity Verdict
+		fails    []string
+	}{
+		{"unchanged", 7, nil, Pass, nil},
+		{"pid reused", 7, func(f *fakePost, _ map[string]string) { f.start = 101 }, Fail, nil},
+		{"another init", 8, nil, Fail, nil},
+		{"zombie", 7, func(f *fakePost, _ map[string]string) { f.state = 'Z' }, Unavailable, nil},
+		{"moved network namespace", 7, func(f *fakePost, _ map[string]string) { f.ns["network"] = NamespaceID{Dev: 4, Ino: 9} }, Pass, []string{"P2/namespace/network"}},
+		{"left its cgroup", 7, func(f *fakePost, _ map[string]string) { f.members["/cg/c1"] = false }, Pass, []string{"P2/cgroup/unified"}},
+		{"backend reports another cgroup", 7, func(_ *fakePost, cg map[string]string) { cg[""] = "/cg/other" }, Pass, []string{"P2/cgroup/unified"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := live()
+			cg := map[string]string{"": cgroups[""]}
+			if tc.edit != nil {
+				tc.edit(&f, cg)
+			}
+			if got := Identity(tc.pid, base, f); got.Verdict != tc.identity || got.Evidence != HostFact {
+				t.Fatalf("P1 = %+v, want %s", got, tc.identity)
+			}
+			var fails []string
+			for _, r := range Membership(tc.pid, base, cg, f) {
+				if r.Verdict == Fail {
+					fails = append(fails, r.Check)
+				}
+			}
+			if len(fails) != len(tc.fails) || (len(fails) > 0 && fails[0] != tc.fails[0]) {
+				t.Fatalf("P2 failures %v, want %v", fails, tc.fails)
+			}
+		})
+	}
+	// A process that exited during the checks left its cgroup: that is
+	// UNAVAILABLE, not a FAIL.
+	f := live()
+	f.members["/cg/c1"], f.state = false, 'Z'
+	for _, r := range Membership(7, base, cgroups, f) {
+		if r.Verdict == Fail {
+			t.Fatalf("an exited init was judged moved: %+v", r)
+		}
+	}
+}

@@ -1,0 +1,60 @@
+package hooks
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Receipt is what a teardown did (DESIGN.md §6): how many processes it
+// killed, how many are left, whether the cgroups and the pid namespace are
+// gone and the relay stopped. Every field is a host fact read after the
+// kill, never an assumption that a kill worked.
+type Receipt struct {
+	// Method is how the processes were killed: "cgroup.kill" (one write,
+	// atomic against forks), "sigkill-frozen" (v1: freeze, signal each,
+	// thaw) or "none" (the cgroup was already empty).
+	Method string `json:"method"`
+	Killed int    `json:"killed"`
+	// Remaining are the pids still in the container's cgroups, or still in
+	// its pid namespace, when the teardown gave up waiting.
+	Remaining     []int `json:"remaining"`
+	CgroupRemoved bool  `json:"cgroup_removed"`
+	// PidNamespaceGone: no process is left in the container's own pid
+	// namespace (true when it had none of its own and its cgroup is empty).
+	PidNamespaceGone bool `json:"pid_namespace_gone"`
+	// RelayStopped: no egress relay of this container runs. This build
+	// starts none, so there is nothing to stop.
+	RelayStopped bool          `json:"relay_stopped"`
+	Duration     time.Duration `json:"duration"`
+	// Problems are the errors met on the way; any makes the teardown
+	// incomplete.
+	Problems []string `json:"problems,omitempty"`
+}
+
+// Clean reports whether the teardown left nothing behind.
+func (r *Receipt) Clean() bool {
+	return len(r.Remaining) == 0 && r.CgroupRemoved && r.PidNamespaceGone && r.RelayStopped && len(r.Problems) == 0
+}
+
+// String says what is left, for the TeardownIncomplete error.
+func (r *Receipt) String() string {
+	var left []string
+	if len(r.Remaining) > 0 {
+		left = append(left, fmt.Sprintf("processes %v still alive", r.Remaining))
+	}
+	if !r.CgroupRemoved {
+		left = append(left, "cgroups not removed")
+	}
+	if !r.PidNamespaceGone {
+		left = append(left, "pid namespace still populated")
+	}
+	if !r.RelayStopped {
+		left = append(left, "relay still running")
+	}
+	left = append(left, r.Problems...)
+	if len(left) == 0 {
+		return fmt.Sprintf("clean: killed %d by %s in %s", r.Killed, r.Method, r.Duration)
+	}
+	return fmt.Sprintf("killed %d by %s, but %s", r.Killed, r.Method, strings.Join(left, "; "))
+}

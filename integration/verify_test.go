@@ -1,0 +1,470 @@
+//go:build linux
+
+package integration
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+)
+
+// verdicts is `verify --format json`.
+type verdicts struct {
+	ID           string `json:"id"`
+	Verification string `json:"verification"`
+	Results      []struct {
+		Check    string `json:"check"`
+		Verdict  string `json:"verdict"`
+		Evidence string `json:"evidence"`
+		Found    string `json:"found"`
+	} `json:"results"`
+}
+
+func (e *env) verify(id string) (verdicts, result) {
+	e.t.Helper()
+	r := e.vetto("verify", "--format", "json", id)
+	var v verdicts
+	if r.stdout != "" {
+		if err := json.Unmarshal([]byte(r.stdout), &v); err != nil {
+			e.t.Fatalf("verify %s: %v: %s", id, err, r)
+		}
+	}
+	return v, r
+}
+
+// failing lists the checks whose verdict is FAIL.
+func (v verdicts) failing() []string {
+	var out []string
+	for _, r := range v.Results {
+		if r.Verdict == "FAIL" {
+			out = append(out, r.Check)
+		}
+	}
+	return out
+}
+
+// vettoState is the "vetto" part of `state`.
+func (e *env) vettoState(id string) map[string]any {
+	e.t.Helper()
+	v, _ := e.state(id)["vetto"].(map[string]any)
+	return v
+}
+
+// hostSecret makes a host directory holding a file with an unguessable
+// token, to bind into a container at /secret.
+func hostSecret(t *testing.T) (dir, token string) {
+	t.Helper()
+	dir = t.TempDir()
+	token = "vetto-test-secret-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	if err := os.WriteFile(filepath.Join(dir, "token"), []byte(token), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir, token
+}
+
+func bind(src, dst string, ro bool) specs.Mount {
+	opts := []string{"rbind", "nosuid", "nodev"}
+	if ro {
+		opts = append(opts, "ro")
+	}
+	return specs.Mount{Destination: dst, Type: "bind", Source: src, Options: opts}
+}
+
+// landlockIntent is a dev.vetto.landlock annotation that lets the process
+// write only under /tmp and read and execute everywhere: the policy's
+// intent, which the write canaries check the container against.
+const landlockIntent = `{"ruleset":{"handledAccessFS":65535},"rules":{"pathBeneath":[{"allowedAccess":258,"paths":["/tmp"]},{"allowedAccess":13,"paths":["/"]}]}}`
+
+// weakened are bundles each of which breaks exactly one boundary its own
+// annotations ask for, with the check that must catch it; the protected
+// edit is the same bundle with the boundary in place, which must pass.
+func weakened(t *testing.T) []struct {
+	name, check        string
+	weak, protected    func(*specs.Spec)
+	allowDegradedAtStd string
+} {
+	secret, _ := hostSecret(t)
+	annotate := func(s *specs.Spec, k, v string) {
+		if s.Annotations == nil {
+			s.Annotations = map[string]string{}
+		}
+		s.Annotations[k] = v
+	}
+	return []struct {
+		name, check        string
+		weak, protected    func(*specs.Spec)
+		allowDegradedAtStd string
+	}{
+		{
+			name:  "no mask on the canary path",
+			check: "P3/masked-read/secret/token",
+			weak: func(s *specs.Spec) {
+				s.Mounts = append(s.Mounts, bind(secret, "/secret", true))
+				annotate(s, "dev.vetto.masked", `["/secret/token"]`)
+			},
+			protected: func(s *specs.Spec) {
+				s.Mounts = append(s.Mounts, bind(secret, "/secret", true))
+				annotate(s, "dev.vetto.masked", `["/secret/token"]`)
+				s.Linux.MaskedPaths = append(s.Linux.MaskedPaths, "/secret/token")
+			},
+		},
+		{
+			name:  "host network",
+			check: "P3/loopback-connect",
+			weak: func(s *specs.Spec) {
+				withoutNamespace(specs.NetworkNamespace)(s)
+				annotate(s, "dev.vetto.net", "none")
+			},
+			protected: func(s *specs.Spec) { annotate(s, "dev.vetto.net", "none") },
+		},
+	}
+}
+
+// At degraded, each weakened bundle runs, and the verdict names exactly
+// the check that its weakness breaks; with the boundary in place the same
+// check passes.
+func TestVerifyCanaryFailsAtDegraded(t *testing.T) {
+	for _, tc := range weakened(t) {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			weak := e.id()
+			e.mustVetto("run", "-d", "--security-level", "degraded", "-b", e.bundle([]string{"sleep", "100"}, tc.weak), weak)
+			st := e.vettoState(weak)
+			if st["verification"] != "FAIL" || st["state"] == "VerifiedRuntime" || !strings.Contains(fmt.Sprint(st["degraded"]), "poststart FAIL: "+tc.check+": FAIL") {
+				t.Fatalf("weakened bundle at degraded: state %v, want verification FAIL of %s, recorded, and not VerifiedRuntime", st, tc.check)
+			}
+			v, r := e.verify(weak)
+			if r.code == 0 {
+				t.Fatalf("verify of a weakened container exited 0: %s", r)
+			}
+			want := []string{tc.check}
+			if p, ok := strings.CutPrefix(tc.check, "P3/masked-read"); ok {
+				// verify's P6 reads the same mask from the host.
+				want = append(want, "P6/masked"+p)
+			}
+			if got := v.failing(); strings.Join(got, ",") != strings.Join(want, ",") {
+				t.Fatalf("failing checks %v, want exactly %v; %s", got, want, r.stdout)
+			}
+			// degraded records and leaves it running.
+			e.waitStatus(weak, "running")
+			e.mustVetto("delete", "--force", weak)
+
+			good := e.id()
+			e.mustVetto("run", "-d", "--security-level", "degraded", "-b", e.bundle([]string{"sleep", "100"}, tc.protected), good)
+			v, r = e.verify(good)
+			if r.code != 0 || len(v.failing()) != 0 {
+				t.Fatalf("protected bundle: %s", r)
+			}
+			found := false
+			for _, res := range v.Results {
+				if res.Check == tc.check {
+					found = true
+					if res.Verdict != "PASS" || res.Evidence != "HOST_FACT" {
+						t.Fatalf("protected %s: %+v", tc.check, res)
+					}
+				}
+			}
+			if !found {
+				t.Fatalf("protected bundle: no %s in %s", tc.check, r.stdout)
+			}
+			e.mustVetto("delete", "--force", good)
+		})
+	}
+}
+
+// At standard the same weakened bundles never get to run their process
+// for longer than the verification window: run exits 125, the container
+// is killed and gone, and the process's own work (a marker it keeps
+// writing) stops.
+func TestVerifyWeakenedKilledAtStandard(t *testing.T) {
+	for _, tc := range weakened(t) {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			id := e.id()
+			args := []string{"run", "-b", e.bundle([]string{"sleep", "100"}, tc.weak)}
+			if tc.allowDegradedAtStd != "" {
+				args = append(args, "--allow-degraded", tc.allowDegradedAtStd)
+			}
+			audit := filepath.Join(e.tmp, "audit.jsonl")
+			start := time.Now()
+			r := e.vetto(append([]string{"--audit-log", audit}, append(args, id)...)...)
+			took := time.Since(start)
+			if r.code != 125 || !strings.Contains(r.stderr, tc.check+": FAIL") {
+				t.Fatalf("run of a weakened bundle at standard: %s", r)
+			}
+			if took > 20*time.Second {
+				t.Fatalf("run took %s: the process ran past verification", took)
+			}
+			e.assertNothingLeft(id)
+			log, err := os.ReadFile(audit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, want := range []string{`"to":"PostLaunchFailed"`, `"event":"receipt"`} {
+				if !strings.Contains(string(log), want) {
+					t.Fatalf("audit log lacks %s:\n%s", want, log)
+				}
+			}
+
+			// create + start: start itself kills the container and exits
+			// 125; the state says why, and the process is gone before
+			// anyone deletes it.
+			split := e.id()
+			create := []string{"create", "-b", e.bundle([]string{"sleep", "100"}, tc.weak)}
+			if tc.allowDegradedAtStd != "" {
+				create = append(create, "--allow-degraded", tc.allowDegradedAtStd)
+			}
+			e.mustVetto(append(create, split)...)
+			if r := e.vetto("start", split); r.code != 125 || !strings.Contains(r.stderr, tc.check+": FAIL") {
+				t.Fatalf("start of a weakened bundle at standard: %s", r)
+			}
+			e.waitStatus(split, "stopped")
+			if st := e.vettoState(split); st["state"] != "PostLaunchFailed" || st["verification"] != "FAIL" {
+				t.Fatalf("state after a failed start: %v", st)
+			}
+			if pids := cgroupPids(split); len(pids) > 0 {
+				t.Fatalf("processes %v of a container that failed verification still run", pids)
+			}
+			e.mustVetto("delete", split)
+
+			// And with the boundary in place the run succeeds, verified.
+			ok := e.id()
+			args = []string{"run", "-d", "-b", e.bundle([]string{"sleep", "100"}, tc.protected)}
+			if tc.allowDegradedAtStd != "" {
+				args = append(args, "--allow-degraded", tc.allowDegradedAtStd)
+			}
+			e.mustVetto(append(args, ok)...)
+			if st := e.vettoState(ok); st["state"] != "VerifiedRuntime" || st["verification"] != "PASS" {
+				t.Fatalf("protected bundle at standard: %v", st)
+			}
+			e.mustVetto("delete", "--force", ok)
+		})
+	}
+}
+
+// A default container reaches VerifiedRuntime, and verify passes every
+// check on host evidence; with --no-verify it never claims it.
+func TestVerifyDefaultPasses(t *testing.T) {
+	e := newEnv(t)
+	id := e.id()
+	e.mustVetto("run", "-d", "-b", e.bundle([]string{"sleep", "100"}, nil), id)
+	if st := e.vettoState(id); st["state"] != "VerifiedRuntime" || st["verification"] != "PASS" {
+		t.Fatalf("state %v", st)
+	}
+	v, r := e.verify(id)
+	if r.code != 0 || v.Verification != "PASS" {
+		t.Fatalf("verify: %s", r)
+	}
+	seen := map[string]bool{}
+	for _, res := range v.Results {
+		if res.Verdict != "PASS" || res.Evidence != "HOST_FACT" {
+			t.Errorf("%+v", res)
+		}
+		seen[strings.SplitN(res.Check, "/", 2)[0]] = true
+	}
+	for _, p := range []string{"P1", "P2", "P3", "P4", "P6"} {
+		if !seen[p] {
+			t.Errorf("verify ran no %s check: %s", p, r.stdout)
+		}
+	}
+	e.mustVetto("delete", "--force", id)
+
+	nv := e.id()
+	e.mustVetto("run", "-d", "--no-verify", "-b", e.bundle([]string{"sleep", "100"}, nil), nv)
+	st := e.vettoState(nv)
+	if st["state"] != "Running" || !strings.Contains(st["launchLine"].(string), "--no-verify") {
+		t.Fatalf("--no-verify: %v", st)
+	}
+	e.mustVetto("delete", "--force", nv)
+	if r := e.vetto("run", "--no-verify", "--security-level", "strict", "-b", e.bundle([]string{"true"}, strictSpec), e.id()); r.code != 125 {
+		t.Fatalf("--no-verify at strict: %s", r)
+	}
+}
+
+// Drift after launch: the init moved out of its cgroup (P2), or a process
+// moved out of the cgroup while it stays in the container's pid namespace
+// (P4). verify fails that check, exits 125 and kills the container — the
+// escaped process included.
+func TestVerifyDriftKills(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		check []string
+		pick  func(init int, procs []int) int
+	}{
+		// The init outside its cgroup is also a process of the namespace
+		// outside the cgroup: P2 and P4 both see it.
+		{"init left its cgroup", []string{"P2/cgroup/unified", "P4/contained"}, func(init int, _ []int) int { return init }},
+		{"child left the cgroup", []string{"P4/contained"}, func(init int, procs []int) int {
+			for _, p := range procs {
+				if p != init {
+					return p
+				}
+			}
+			return 0
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			unified := "/sys/fs/cgroup/unified"
+			if _, err := os.Stat(filepath.Join(unified, "cgroup.procs")); err != nil {
+				unified = "/sys/fs/cgroup"
+			}
+			e := newEnv(t)
+			id := e.id()
+			e.mustVetto("run", "-d", "-b", e.bundle([]string{"sh", "-c", "sleep 100 & exec sleep 101"}, nil), id)
+			dir := filepath.Join(unified, "vetto-runtime", id)
+			init := int(e.state(id)["pid"].(float64))
+			var procs []int
+			deadline := time.Now().Add(5 * time.Second)
+			for len(procs) < 2 && time.Now().Before(deadline) {
+				procs = nil
+				data, _ := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+				for _, f := range strings.Fields(string(data)) {
+					p, _ := strconv.Atoi(f)
+					procs = append(procs, p)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			victim := tc.pick(init, procs)
+			if victim == 0 {
+				t.Fatalf("no process to move in %v", procs)
+			}
+			if err := os.WriteFile(filepath.Join(unified, "cgroup.procs"), []byte(strconv.Itoa(victim)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = killPid(victim) })
+			v, r := e.verify(id)
+			if r.code != 125 {
+				t.Fatalf("verify after drift: %s", r)
+			}
+			if got := v.failing(); strings.Join(got, ",") != strings.Join(tc.check, ",") {
+				t.Fatalf("failing %v, want %v: %s", got, tc.check, r.stdout)
+			}
+			if st := e.vettoState(id); st["state"] != "PostLaunchFailed" && st["state"] != "DriftDetected" {
+				t.Fatalf("state after drift: %v", st)
+			}
+			if !waitDead(victim, 5*time.Second) {
+				t.Fatalf("pid %d, moved out of the cgroup, survived the kill", victim)
+			}
+			e.mustVetto("delete", "--force", id)
+		})
+	}
+}
+
+func killPid(pid int) error {
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return err
+	}
+	return p.Kill()
+}
+
+// waitDead reports whether pid is gone (or a zombie) within limit.
+func waitDead(pid int, limit time.Duration) bool {
+	deadline := time.Now().Add(limit)
+	for {
+		data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			return true
+		}
+		if i := strings.LastIndexByte(string(data), ')'); i > 0 && len(data) > i+2 && (data[i+2] == 'Z' || data[i+2] == 'X') {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// P7: limits read back from the cgroup. An audited `update` is what
+// verify then expects; a limit changed behind the runtime's back (here a
+// write to pids.max) fails exactly P7 and kills the container.
+func TestVerifyLimitsDrift(t *testing.T) {
+	e := newEnv(t)
+	id := e.id()
+	limit := int64(100)
+	e.mustVetto("run", "-d", "-b", e.bundle([]string{"sleep", "100"}, func(s *specs.Spec) {
+		s.Linux.Resources.Pids = &specs.LinuxPids{Limit: &limit}
+	}), id)
+	e.mustVetto("update", "--pids-limit", "200", id)
+	if v, r := e.verify(id); r.code != 0 || v.Verification != "PASS" {
+		t.Fatalf("verify after update: %s", r)
+	}
+	var pidsMax string
+	for _, dir := range []string{"/sys/fs/cgroup/pids", "/sys/fs/cgroup/unified", "/sys/fs/cgroup"} {
+		if p := filepath.Join(dir, "vetto-runtime", id, "pids.max"); fileExists(p) {
+			pidsMax = p
+			break
+		}
+	}
+	if pidsMax == "" {
+		t.Fatal("no pids.max for the container")
+	}
+	if err := os.WriteFile(pidsMax, []byte("300"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	v, r := e.verify(id)
+	if r.code != 125 || strings.Join(v.failing(), ",") != "P7/limits/pids" {
+		t.Fatalf("verify after pids.max changed behind the runtime: %s", r)
+	}
+	e.waitStatus(id, "stopped")
+	e.mustVetto("delete", id)
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// A mount left writable where the policy says read-only is still not
+// writable: Landlock, applied by the shim, is the second wall, and the
+// write canary — a probe restricted with the same ruleset — finds it
+// holding (PASS, from the host's view of the mount) rather than trusting
+// the mount table. Without the probe's own restriction the canary would
+// write and report FAIL; without the shim the workload could write.
+func TestVerifyLandlockHoldsBehindWritableMount(t *testing.T) {
+	e := newEnv(t)
+	data := t.TempDir()
+	id := e.id()
+	e.mustVetto("run", "-d", "-b", e.bundle([]string{"sleep", "100"}, func(s *specs.Spec) {
+		s.Process.NoNewPrivileges = true
+		s.Mounts = append(s.Mounts, bind(data, "/data", false))
+		if s.Annotations == nil {
+			s.Annotations = map[string]string{}
+		}
+		s.Annotations["dev.vetto.landlock"] = landlockIntent
+	}), id)
+	defer e.mustVetto("delete", "--force", id)
+	if st := e.vettoState(id); st["verification"] != "PASS" || st["state"] != "VerifiedRuntime" {
+		t.Fatalf("state %v, want VerifiedRuntime", st)
+	}
+	v, r := e.verify(id)
+	if r.code != 0 {
+		t.Fatalf("verify: %s", r)
+	}
+	found := false
+	for _, res := range v.Results {
+		if res.Check == "P3/write-outside/data" {
+			found = true
+			if res.Verdict != "PASS" || res.Evidence != "HOST_FACT" {
+				t.Fatalf("P3/write-outside/data: %+v", res)
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("no P3/write-outside/data check: %s", r.stdout)
+	}
+	if r := e.vetto("exec", id, "sh", "-c", "echo x > /data/f"); r.code == 0 {
+		t.Fatalf("the workload wrote through the writable mount: %s", r)
+	}
+	if entries, _ := os.ReadDir(data); len(entries) != 0 {
+		t.Fatalf("the host directory behind /data got %v", entries)
+	}
+}

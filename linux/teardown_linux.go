@@ -1,0 +1,194 @@
+package linux
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/opencontainers/cgroups"
+	"github.com/opencontainers/cgroups/manager"
+	"golang.org/x/sys/unix"
+
+	"github.com/vetto-dev/vetto-runtime/hooks"
+	"github.com/vetto-dev/vetto-runtime/runtime"
+)
+
+// teardownLimit bounds the wait for a killed cgroup to empty. SIGKILL
+// cannot be caught, so only a process stuck in the kernel (D state, a
+// hung NFS mount) outlives it — and that is what the receipt is for.
+const teardownLimit = 10 * time.Second
+
+// Teardown kills the container through its cgroups, with libcontainer's
+// cgroup manager (opencontainers/cgroups) and nothing else:
+//
+//   - a cgroup v2 directory (pure v2, or the "unified" one of a hybrid
+//     host) with cgroup.kill: freeze, count, write "1" to cgroup.kill,
+//     thaw. The kernel kills every process in the subtree in one step, so
+//     a fork storm cannot outrun it.
+//   - pure cgroup v1 (no unified directory): freeze with the v1 freezer so
+//     nothing can fork, SIGKILL every pid listed, thaw (a frozen v1 task
+//     dies when thawed). Without a freezer the list can race forks; the
+//     wait below catches what that misses and the receipt counts it.
+//
+// The count is taken frozen, so it is what the kill hit. Then it waits for
+// the cgroup to report itself empty ("populated 0" in cgroup.events on v2,
+// an empty pid list on v1), reaps the init if it is our child, and has
+// libcontainer destroy the cgroups and its state.
+func (c *container) Teardown() (*hooks.Receipt, error) {
+	rec := &hooks.Receipt{Method: "none"}
+	st, err := c.lc.State()
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	m, err := manager.NewWithPaths(c.lc.Config().Cgroups, st.CgroupPaths)
+	if err != nil {
+		return nil, fmt.Errorf("teardown %q: cgroup manager: %w", c.ID(), err)
+	}
+	problem := func(format string, args ...any) {
+		rec.Problems = append(rec.Problems, fmt.Sprintf(format, args...))
+	}
+	if m.Exists() {
+		killed, method, err := killCgroup(m)
+		rec.Killed, rec.Method = killed, method
+		if err != nil {
+			problem("kill %q: %v", c.ID(), err)
+		}
+		remaining, err := waitEmpty(m, teardownLimit)
+		if err != nil {
+			problem("wait for %q to empty: %v", c.ID(), err)
+		}
+		rec.Remaining = remaining
+	} else if err := c.lc.Signal(unix.SIGKILL); err != nil && !errors.Is(mapErr(err), runtime.ErrNotRunning) {
+		// No cgroup (it was removed under us): the init is all we know.
+		problem("kill init of %q: %v", c.ID(), err)
+	}
+	if len(rec.Remaining) > 0 {
+		// Destroying state now would lose track of live processes; keep
+		// everything so that delete --force can try again.
+		return rec, nil
+	}
+	if c.proc != nil {
+		_, _ = c.proc.Wait()
+		c.proc = nil
+	}
+	if err := waitInitGone(c, teardownLimit); err != nil {
+		problem("%v", err)
+		return rec, nil
+	}
+	if err := c.lc.Destroy(); err != nil {
+		problem("destroy %q: %v", c.ID(), mapErr(err))
+	}
+	rec.CgroupRemoved = true
+	for _, dir := range st.CgroupPaths {
+		if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+			rec.CgroupRemoved = false
+			problem("cgroup %s still exists", dir)
+		}
+	}
+	return rec, nil
+}
+
+// killCgroup kills every process of m's cgroups and says how many there
+// were and how.
+func killCgroup(m cgroups.Manager) (int, string, error) {
+	pids, err := m.GetAllPids()
+	if err != nil {
+		return 0, "none", err
+	}
+	if len(pids) == 0 {
+		return 0, "none", nil
+	}
+	// Frozen, nothing forks between the count and the kill.
+	frozen := m.Freeze(cgroups.Frozen) == nil
+	thaw := func() {
+		if frozen {
+			_ = m.Freeze(cgroups.Thawed)
+		}
+	}
+	if frozen {
+		if pids, err = m.GetAllPids(); err != nil {
+			thaw()
+			return 0, "none", err
+		}
+	}
+	if dir := m.Path(""); dir != "" {
+		err := cgroups.WriteFile(dir, hooks.CgroupKillFile, "1")
+		if err == nil {
+			thaw()
+			return len(pids), "cgroup.kill", nil
+		}
+		if !errors.Is(err, os.ErrNotExist) {
+			thaw()
+			return 0, "cgroup.kill", err
+		}
+		// A kernel before 5.14: no cgroup.kill; signal each below.
+	}
+	method := "sigkill-each"
+	if frozen {
+		method = "sigkill-frozen"
+	}
+	var errs []error
+	for _, pid := range pids {
+		if err := unix.Kill(pid, unix.SIGKILL); err != nil && !errors.Is(err, unix.ESRCH) {
+			errs = append(errs, fmt.Errorf("kill pid %d: %w", pid, err))
+		}
+	}
+	thaw()
+	return len(pids), method, errors.Join(errs...)
+}
+
+// waitEmpty polls until m's cgroups hold no process, and returns the pids
+// still there when limit ran out. On v2 the kernel's own "populated 0"
+// (cgroup.events) is the fact; on v1 the pid lists.
+func waitEmpty(m cgroups.Manager, limit time.Duration) ([]int, error) {
+	unified := m.Path("")
+	deadline := time.Now().Add(limit)
+	for delay := 50 * time.Microsecond; ; delay = min(2*delay, 20*time.Millisecond) {
+		empty := false
+		if unified != "" {
+			ev, err := cgroups.ReadFile(unified, "cgroup.events")
+			if err != nil {
+				if errors.Is(err, os.ErrNotExist) {
+					empty = true // the cgroup itself is gone
+				} else {
+					return nil, err
+				}
+			}
+			empty = empty || strings.Contains(ev, "populated 0")
+		}
+		pids, err := m.GetAllPids()
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+		if (unified == "" || empty) && len(pids) == 0 {
+			return nil, nil
+		}
+		if time.Now().After(deadline) {
+			slices.Sort(pids)
+			return pids, nil
+		}
+		time.Sleep(delay)
+	}
+}
+
+// waitInitGone waits until libcontainer sees the init stopped (its pid
+// dead or a zombie of someone else's), which Destroy requires.
+func waitInitGone(c *container, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for delay := 50 * time.Microsecond; ; delay = min(2*delay, 20*time.Millisecond) {
+		st, err := c.Status()
+		if err != nil {
+			return err
+		}
+		if st == runtime.StatusStopped {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("init of %q still running after %s", c.ID(), limit)
+		}
+		time.Sleep(delay)
+	}
+}

@@ -1,0 +1,62 @@
+package runtime
+
+import (
+	"time"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/vetto-dev/vetto-runtime/hooks"
+)
+
+// teardown kills and removes container c and completes the backend's
+// receipt with what the core knows: whether the container's pid namespace
+// still holds anyone (from the baseline's namespace id, scanned on the
+// host), the relay, and the time it took. An error from the backend means
+// it could not even look; that is a receipt with a problem, never clean.
+func (r *Runtime) teardown(rec *Record, c Container) *hooks.Receipt {
+	start := time.Now()
+	receipt, err := c.Teardown()
+	if err != nil {
+		receipt = &hooks.Receipt{Method: "none", Problems: []string{err.Error()}}
+	}
+	// This build starts no egress relay (the network mode refuses or
+	// degrades without one), so none can be left running.
+	receipt.RelayStopped = true
+	receipt.PidNamespaceGone = r.pidNamespaceGone(rec, receipt)
+	receipt.Duration = time.Since(start)
+	return receipt
+}
+
+// pidNamespaceGone checks on the host that no process is left in the
+// container's own pid namespace. Without a recorded namespace id (a create
+// killed before its baseline, or a platform without the facts) it rests on
+// the kernel's rule instead: when a pid namespace's init dies every other
+// process in it is killed, so an empty cgroup with the init gone is an
+// empty namespace — unless one escaped the cgroup, which is what the scan
+// would have caught.
+func (r *Runtime) pidNamespaceGone(rec *Record, receipt *hooks.Receipt) bool {
+	pf, ok := r.postFacts()
+	if !ok || rec.Baseline == nil || !rec.OwnPidNamespace {
+		return len(receipt.Remaining) == 0
+	}
+	ns, ok := rec.Baseline.Namespaces[string(specs.PIDNamespace)]
+	if !ok {
+		return len(receipt.Remaining) == 0
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for delay := 100 * time.Microsecond; ; delay = min(2*delay, 20*time.Millisecond) {
+		pids, err := pf.PidsInNamespace(ns)
+		if err != nil {
+			receipt.Problems = append(receipt.Problems, "scan for the pid namespace: "+err.Error())
+			return false
+		}
+		if len(pids) == 0 {
+			return true
+		}
+		if time.Now().After(deadline) {
+			receipt.Remaining = append(receipt.Remaining, pids...)
+			return false
+		}
+		time.Sleep(delay)
+	}
+}
