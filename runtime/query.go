@@ -69,7 +69,7 @@ func (r *Runtime) State(id string) (*StateView, error) {
 		Vetto: VettoView{
 			State: rec.State, Backend: rec.Backend, Level: rec.Level, SpecHash: rec.SpecHash,
 			Degraded: rec.Degraded, LaunchLine: rec.LaunchLine, Reason: rec.Reason,
-			Landlock: rec.Landlock,
+			Landlock:     rec.Landlock,
 			Verification: rec.Verification, Receipt: rec.Receipt,
 		},
 	}
