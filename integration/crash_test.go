@@ -4,7 +4,10 @@ package integration
 
 import (
 	"encoding/json"
+	"fmt"
+	"math/rand/v2"
 	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -25,8 +28,11 @@ func TestCreateKilledMidway(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			e := newEnv(t)
 			id := e.id()
+			// A duration no one else sleeps, so that only this hook is
+			// killed below.
+			hookSleep := fmt.Sprintf("30.%06d", rand.IntN(1000000))
 			b := e.bundle([]string{"sleep", "100"}, func(s *specs.Spec) {
-				s.Hooks = &specs.Hooks{CreateRuntime: []specs.Hook{{Path: "/bin/sleep", Args: []string{"sleep", "30"}}}}
+				s.Hooks = &specs.Hooks{CreateRuntime: []specs.Hook{{Path: "/bin/sleep", Args: []string{"sleep", hookSleep}}}}
 			})
 			cmd := exec.Command(binary, "--root", e.root, "create", "-b", b, id)
 			out := e.tempFile()
@@ -47,7 +53,7 @@ func TestCreateKilledMidway(t *testing.T) {
 			_ = cmd.Process.Kill()
 			_ = cmd.Wait()
 			// The hook (a child of the dead runtime) is not the container's.
-			_ = exec.Command("pkill", "-f", "^sleep 30$").Run()
+			_ = exec.Command("pkill", "-f", "^sleep "+regexp.QuoteMeta(hookSleep)+"$").Run()
 
 			if st := e.state(id); st["status"] == "running" {
 				t.Fatalf("a half-created container claims to be running: %v", st)
