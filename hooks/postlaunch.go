@@ -101,8 +101,10 @@ func Identity(pid int, b *Baseline, f PostFacts) Result {
 }
 
 // Membership is P2: the init's namespaces and cgroups are the ones
-// recorded before launch.
-func Membership(pid int, b *Baseline, cgroups map[string]string, f PostFacts) []Result {
+// recorded before launch. sp is the container's spec: a move out of a
+// cgroup is a FAIL where the hierarchy is a boundary of this container
+// (boundaryCgroup), PARTIAL where it carries nothing of it.
+func Membership(pid int, b *Baseline, cgroups map[string]string, f PostFacts, sp *specs.Spec) []Result {
 	var out []Result
 	for _, t := range slices.Sorted(maps.Keys(b.Namespaces)) {
 		want := b.Namespaces[t]
@@ -139,6 +141,11 @@ func Membership(pid int, b *Baseline, cgroups map[string]string, f PostFacts) []
 		case !in && exited(pid, b, f):
 			// An exited process leaves its cgroups: that is not a move.
 			r.Verdict, r.Found = Unavailable, "pid "+strconv.Itoa(pid)+" exited during verification"
+		case !in && !boundaryCgroup(c, sp):
+			// Someone with write access to the host's cgroups moved it;
+			// nothing this container asked for depends on the hierarchy
+			// (teardown and accounting go through the unified one).
+			r.Verdict, r.Found = Partial, "not a member (moved; this controller holds no limit of the container)"
 		case !in:
 			r.Verdict, r.Found = Fail, "not a member"
 		default:
@@ -147,6 +154,41 @@ func Membership(pid int, b *Baseline, cgroups map[string]string, f PostFacts) []
 		out = append(out, r)
 	}
 	return out
+}
+
+// boundaryCgroup says whether leaving controller c's cgroup (c is "" for
+// the v2 or unified hierarchy) loses something the container relies on:
+// the unified hierarchy (cgroup.kill teardown, P4's containment), the
+// freezer (pause, v1 teardown), devices (device access), and any
+// controller whose limits the spec sets.
+func boundaryCgroup(c string, sp *specs.Spec) bool {
+	switch c {
+	case "", "freezer", "devices":
+		return true
+	}
+	if sp == nil || sp.Linux == nil || sp.Linux.Resources == nil {
+		return false
+	}
+	r := sp.Linux.Resources
+	switch c {
+	case "memory":
+		return r.Memory != nil
+	case "pids":
+		return r.Pids != nil
+	case "cpu", "cpuacct", "cpuset":
+		return r.CPU != nil
+	case "blkio":
+		return r.BlockIO != nil
+	case "hugetlb":
+		return len(r.HugepageLimits) > 0
+	case "net_cls", "net_prio":
+		return r.Network != nil
+	case "rdma":
+		return len(r.Rdma) > 0
+	case "misc":
+		return len(r.Unified) > 0
+	}
+	return false
 }
 
 // exited reports whether the recorded init is gone or a zombie now, which

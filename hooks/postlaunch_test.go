@@ -70,7 +70,7 @@ func TestIdentityAndMembership(t *testing.T) {
 				t.Fatalf("P1 = %+v, want %s", got, tc.identity)
 			}
 			var fails []string
-			for _, r := range Membership(tc.pid, base, cg, f) {
+			for _, r := range Membership(tc.pid, base, cg, f, nil) {
 				if r.Verdict == Fail {
 					fails = append(fails, r.Check)
 				}
@@ -80,11 +80,36 @@ func TestIdentityAndMembership(t *testing.T) {
 			}
 		})
 	}
+	// Leaving a v1 controller's cgroup is a FAIL where the controller holds
+	// one of the container's limits (or is a boundary of its own), PARTIAL
+	// where it holds nothing of the container.
+	ten := int64(10)
+	limited := &specs.Spec{Linux: &specs.Linux{Resources: &specs.LinuxResources{Pids: &specs.LinuxPids{Limit: &ten}}}}
+	for _, tc := range []struct {
+		controller string
+		sp         *specs.Spec
+		want       Verdict
+	}{
+		{"pids", nil, Partial},
+		{"pids", limited, Fail},
+		{"memory", limited, Partial},
+		{"devices", nil, Fail},
+		{"freezer", nil, Fail},
+		{"", nil, Fail},
+	} {
+		b := &Baseline{Pid: 7, StartTime: 100, Cgroups: map[string]string{tc.controller: "/cg/x"}}
+		f := live()
+		got := Membership(7, b, map[string]string{tc.controller: "/cg/x"}, f, tc.sp)
+		if len(got) != 1 || got[0].Verdict != tc.want {
+			t.Errorf("moved out of %q (spec %v): %+v, want %s", tc.controller, tc.sp != nil, got, tc.want)
+		}
+	}
+
 	// A process that exited during the checks left its cgroup: that is
 	// UNAVAILABLE, not a FAIL.
 	f := live()
 	f.members["/cg/c1"], f.state = false, 'Z'
-	for _, r := range Membership(7, base, cgroups, f) {
+	for _, r := range Membership(7, base, cgroups, f, nil) {
 		if r.Verdict == Fail {
 			t.Fatalf("an exited init was judged moved: %+v", r)
 		}

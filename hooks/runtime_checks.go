@@ -39,7 +39,7 @@ func PostLaunch(in LiveInput, f PostFacts, run ProbeRunner) []Result {
 	if id.Verdict != Pass {
 		return out
 	}
-	out = append(out, Membership(in.Pid, in.Baseline, in.CgroupPaths, f)...)
+	out = append(out, Membership(in.Pid, in.Baseline, in.CgroupPaths, f, in.Spec)...)
 	return append(out, canaries(in, f, run)...)
 }
 
@@ -52,7 +52,7 @@ func OnDemand(in LiveInput, f PostFacts, run ProbeRunner) []Result {
 	if id.Verdict != Pass {
 		return out
 	}
-	out = append(out, Membership(in.Pid, in.Baseline, in.CgroupPaths, f)...)
+	out = append(out, Membership(in.Pid, in.Baseline, in.CgroupPaths, f, in.Spec)...)
 	out = append(out, canaries(in, f, run)...)
 	out = append(out, Contained(in, f)...)
 	out = append(out, StillMasked(in, f)...)

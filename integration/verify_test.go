@@ -468,3 +468,53 @@ func TestVerifyLandlockHoldsBehindWritableMount(t *testing.T) {
 		t.Fatalf("the host directory behind /data got %v", entries)
 	}
 }
+
+// A host actor moving the init out of a v1 controller's cgroup between
+// create and start (what the OCI suite's delete_only_create_resources
+// does with pids): where that controller holds none of the container's
+// limits nothing it asked for is lost, so P2 says PARTIAL and the
+// container runs; where it holds one (a pids limit), P2 fails and start
+// kills it (125).
+func TestVerifyMoveOutOfUnlimitedController(t *testing.T) {
+	if _, err := os.Stat("/sys/fs/cgroup/pids/cgroup.procs"); err != nil {
+		t.Skip("no cgroup v1 pids hierarchy here: on pure v2 every controller is the unified cgroup, a boundary")
+	}
+	for _, limited := range []bool{false, true} {
+		t.Run(map[bool]string{false: "no pids limit", true: "pids limit"}[limited], func(t *testing.T) {
+			e := newEnv(t)
+			id := e.id()
+			e.mustVetto("create", "-b", e.bundle([]string{"sleep", "100"}, func(s *specs.Spec) {
+				if limited {
+					n := int64(50)
+					s.Linux.Resources.Pids = &specs.LinuxPids{Limit: &n}
+				}
+			}), id)
+			defer e.vetto("delete", "--force", id)
+			elsewhere := filepath.Join("/sys/fs/cgroup/pids", "vetto-test-"+id)
+			if err := os.Mkdir(elsewhere, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			defer func() {
+				e.vetto("delete", "--force", id)
+				_ = os.Remove(elsewhere)
+			}()
+			init := strconv.Itoa(int(e.state(id)["pid"].(float64)))
+			if err := os.WriteFile(filepath.Join(elsewhere, "cgroup.procs"), []byte(init), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			r := e.vetto("start", id)
+			if limited {
+				if r.code != 125 || !strings.Contains(r.stderr, "P2/cgroup/pids: FAIL") {
+					t.Fatalf("start after a move out of the limiting pids cgroup: %s; want 125 naming P2/cgroup/pids", r)
+				}
+				return
+			}
+			if r.code != 0 {
+				t.Fatalf("start after a move out of an unlimited pids cgroup: %s", r)
+			}
+			if st := e.vettoState(id); st["verification"] != "INCONCLUSIVE" {
+				t.Fatalf("state %v, want verification INCONCLUSIVE (P2 PARTIAL)", st)
+			}
+		})
+	}
+}
