@@ -3,10 +3,12 @@
 package integration
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 )
@@ -166,3 +168,54 @@ func TestCreateWithoutProcess(t *testing.T) {
 		t.Fatalf("run without process left a container: %s", r.stdout)
 	}
 }
+
+// RLIMIT_AS below the init's own address space (a Go process reserves
+// more than a GiB) together with a seccomp filter: libcontainer set the
+// limit before the init built its filter, which then failed with ENOMEM.
+// The limit now applies once the filter is loaded, before the process
+// runs, and the process sees it.
+func TestAddressSpaceLimitWithSeccomp(t *testing.T) {
+	e := newEnv(t)
+	limit := uint64(64 << 20)
+	limited := func(s *specs.Spec) {
+		s.Process.Rlimits = append(s.Process.Rlimits, specs.POSIXRlimit{Type: "RLIMIT_AS", Hard: limit, Soft: limit})
+		// A filter of some size for three architectures, as Docker-era
+		// profiles are: building it is what needs memory.
+		s.Linux.Seccomp = &specs.LinuxSeccomp{
+			DefaultAction: specs.ActAllow,
+			Architectures: []specs.Arch{specs.ArchX86_64, specs.ArchX86, specs.ArchX32},
+			Syscalls:      []specs.LinuxSyscall{{Names: strings.Fields(rarelyUsedSyscalls), Action: specs.ActErrno}},
+		}
+	}
+	r := e.vetto("run", "-b", e.bundle([]string{"sh", "-c", "ulimit -v"}, limited), e.id())
+	if r.code != 0 || strings.TrimSpace(r.stdout) != "65536" {
+		t.Fatalf("run with RLIMIT_AS 64 MiB and a seccomp filter: %s; want exit 0 and ulimit -v 65536 (KiB)", r)
+	}
+
+	// The init waits under the limit between create and start.
+	id := e.id()
+	e.mustVetto("create", "-b", e.bundle([]string{"sleep", "100"}, limited), id)
+	defer e.mustVetto("delete", "--force", id)
+	time.Sleep(500 * time.Millisecond)
+	e.mustVetto("start", id)
+	e.waitStatus(id, "running")
+	pid := int(e.state(id)["pid"].(float64))
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/limits", pid))
+	if err != nil || !strings.Contains(string(data), "Max address space         67108864             67108864") {
+		t.Fatalf("limits of the running process (%v):\n%s", err, data)
+	}
+}
+
+// rarelyUsedSyscalls are refused by TestAddressSpaceLimitWithSeccomp's
+// filter: nothing of the runtime's init or of busybox needs them.
+const rarelyUsedSyscalls = `acct add_key adjtimex bpf clock_adjtime clock_settime create_module
+delete_module finit_module get_kernel_syms get_mempolicy init_module ioperm iopl kcmp
+kexec_file_load kexec_load keyctl lookup_dcookie mbind move_pages name_to_handle_at
+nfsservctl open_by_handle_at perf_event_open process_vm_readv process_vm_writev ptrace
+query_module quotactl reboot request_key set_mempolicy setdomainname settimeofday stime
+swapoff swapon _sysctl sysfs uselib userfaultfd ustat vm86 vm86old afs_syscall break
+fanotify_init ftime getpmsg gtty idle lock mpx prof profil putpmsg security stty tuxcall
+ulimit vserver getegid32 geteuid32 getgid32 getuid32 setfsgid32 setfsuid32 setgid32
+setuid32 setregid32 setreuid32 setresgid32 setresuid32 getresgid32 getresuid32 chown32
+fchown32 lchown32 getgroups32 setgroups32 io_uring_setup io_uring_enter io_uring_register
+fsopen fsmount fsconfig fspick move_mount open_tree mount_setattr pidfd_getfd`

@@ -21,6 +21,12 @@ import (
 // hung NFS mount) outlives it — and that is what the receipt is for.
 const teardownLimit = 10 * time.Second
 
+// pollCeiling bounds the interval of the waits below: a killed cgroup
+// empties in a few milliseconds, and a doubling interval with a high
+// ceiling would overshoot that by as much again. Each poll is a couple of
+// small file reads.
+const pollCeiling = time.Millisecond
+
 // Teardown kills the container through its cgroups, with libcontainer's
 // cgroup manager (opencontainers/cgroups) and nothing else:
 //
@@ -146,7 +152,7 @@ func killCgroup(m cgroups.Manager) (int, string, error) {
 func waitEmpty(m cgroups.Manager, limit time.Duration) ([]int, error) {
 	unified := m.Path("")
 	deadline := time.Now().Add(limit)
-	for delay := 50 * time.Microsecond; ; delay = min(2*delay, 20*time.Millisecond) {
+	for delay := 50 * time.Microsecond; ; delay = min(2*delay, pollCeiling) {
 		empty := false
 		if unified != "" {
 			ev, err := cgroups.ReadFile(unified, "cgroup.events")
@@ -178,7 +184,7 @@ func waitEmpty(m cgroups.Manager, limit time.Duration) ([]int, error) {
 // dead or a zombie of someone else's), which Destroy requires.
 func waitInitGone(c *container, limit time.Duration) error {
 	deadline := time.Now().Add(limit)
-	for delay := 50 * time.Microsecond; ; delay = min(2*delay, 20*time.Millisecond) {
+	for delay := 50 * time.Microsecond; ; delay = min(2*delay, pollCeiling) {
 		st, err := c.Status()
 		if err != nil {
 			return err

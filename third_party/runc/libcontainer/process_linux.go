@@ -906,7 +906,10 @@ func (p *initProcess) start() (retErr error) {
 		return fmt.Errorf("error sending config to init process: %w", err)
 	}
 
-	var seenProcReady bool
+	var (
+		seenProcReady   bool
+		deferredRlimits []configs.Rlimit
+	)
 	ierr := parseSync(p.comm.syncSockParent, func(sync *syncT) error {
 		switch sync.Type {
 		case procMountPlease:
@@ -985,7 +988,15 @@ func (p *initProcess) start() (retErr error) {
 			seenProcReady = true
 			// Set rlimits, this has to be done here because we lose permissions
 			// to raise the limits once we enter a user-namespace
-			if err := setupRlimits(p.config.Rlimits, p.pid()); err != nil {
+			//
+			// vetto patch: except RLIMIT_AS, which waits until the init has
+			// built and loaded its seccomp filter (below): libseccomp
+			// allocates, and a Go init's address space is well over a
+			// limit of a GiB or two, so under it the filter cannot be
+			// built and create fails.
+			var now []configs.Rlimit
+			now, deferredRlimits = splitAddressSpaceLimit(p.config.Rlimits)
+			if err := setupRlimits(now, p.pid()); err != nil {
 				return fmt.Errorf("error setting rlimits for ready process: %w", err)
 			}
 
@@ -1060,7 +1071,27 @@ func (p *initProcess) start() (retErr error) {
 	if ierr != nil {
 		return fmt.Errorf("error during container init: %w", ierr)
 	}
+	// vetto patch: the init closed its end of the sync socket after loading
+	// its seccomp filter, and now waits on the exec fifo: the user's
+	// process is not running yet, so the deferred limit applies before it
+	// does.
+	if err := setupRlimits(deferredRlimits, p.pid()); err != nil {
+		return fmt.Errorf("error setting rlimits for ready process: %w", err)
+	}
 	return nil
+}
+
+// splitAddressSpaceLimit (vetto patch) separates RLIMIT_AS from the other
+// limits.
+func splitAddressSpaceLimit(limits []configs.Rlimit) (others, as []configs.Rlimit) {
+	for _, l := range limits {
+		if l.Type == unix.RLIMIT_AS {
+			as = append(as, l)
+		} else {
+			others = append(others, l)
+		}
+	}
+	return others, as
 }
 
 func (p *initProcess) createNetworkInterfaces() error {
