@@ -381,7 +381,7 @@ func mountsUnder(dir string) []string {
 // it can re-exec itself inside a container's rootfs. extraTags are added
 // to the Makefile's build tags.
 func buildRuntime(out string, extraTags ...string) ([]byte, error) {
-	tags := strings.Join(append([]string{"seccomp", "netgo", "osusergo"}, extraTags...), ",")
+	tags := strings.Join(append([]string{"seccomp", "netgo", "osusergo", "urfave_cli_no_docs"}, extraTags...), ",")
 	cmd := exec.Command("go", "build", "-tags", tags, "-ldflags", "-extldflags=-static", "-o", out, "..")
 	return cmd.CombinedOutput()
 }

@@ -133,7 +133,7 @@ func (r *Runtime) create(opts CreateOptions) (_ *created, retErr error) {
 			return nil, err
 		}
 	}
-	if err := r.Store.moveLocked(cr.rec, StateValidated, ""); err != nil {
+	if err := r.Store.passLocked(cr.rec, StateValidated, ""); err != nil {
 		return nil, err
 	}
 	// Frozen: from here on the stored bytes, the hash and the object the
@@ -291,11 +291,13 @@ func (r *Runtime) verifyPreLaunchLocked(cr *created) error {
 	return r.passPreLaunchLocked(cr)
 }
 
+// passPreLaunchLocked moves the record through Verified to Launchable; the
+// caller (create) writes it once, with the baseline and the launch line.
 func (r *Runtime) passPreLaunchLocked(cr *created) error {
-	if err := r.Store.moveLocked(cr.rec, StateVerified, ""); err != nil {
+	if err := r.Store.passLocked(cr.rec, StateVerified, ""); err != nil {
 		return err
 	}
-	return r.Store.moveLocked(cr.rec, StateLaunchable, "")
+	return r.Store.passLocked(cr.rec, StateLaunchable, "")
 }
 
 // abandonLocked undoes a create (or run) that failed part-way: kill and

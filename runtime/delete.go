@@ -18,6 +18,12 @@ import (
 // As runc: with force, a container that does not exist is not an error —
 // containerd's shim and podman delete --force containers that may be gone.
 func (r *Runtime) Delete(id string, force bool) error {
+	return r.deleteWith(id, nil, force)
+}
+
+// deleteWith is Delete with the backend's container already at hand (run's
+// own, after its process exited), or nil to load it.
+func (r *Runtime) deleteWith(id string, held Container, force bool) error {
 	l, err := r.Store.lockContainer(id)
 	if err != nil {
 		if force && errors.Is(err, ErrNotExist) {
@@ -38,7 +44,10 @@ func (r *Runtime) Delete(id string, force bool) error {
 		}
 		return err
 	}
-	c, err := r.Backend.Load(r.Store.BackendDir(id), id)
+	c, err := held, error(nil)
+	if c == nil {
+		c, err = r.Backend.Load(r.Store.BackendDir(id), id)
+	}
 	if err != nil && !errors.Is(err, ErrNotExist) {
 		if !force {
 			return fmt.Errorf("delete %q: %w", id, err)
@@ -102,10 +111,13 @@ func (r *Runtime) deleteLocked(rec *Record, c Container, force bool) error {
 			}
 		}
 	}
+	// Terminated is written only if the state cannot be removed: a
+	// removed record needs no last state (the audit log has it).
 	if Transition(rec.State, StateTerminated) == nil {
-		_ = r.Store.moveLocked(rec, StateTerminated, "")
+		_ = r.Store.passLocked(rec, StateTerminated, "")
 	}
 	if err := r.Store.removeLocked(rec.ID); err != nil {
+		_ = r.Store.writeRecordLocked(rec)
 		return fmt.Errorf("delete %q: %w", rec.ID, err)
 	}
 	// Poststop only for a container that was built: "The poststop hooks

@@ -53,7 +53,7 @@ func (r *Runtime) Run(opts RunOptions) (int, error) {
 	if opts.Keep {
 		return status, nil
 	}
-	if err := r.Delete(opts.ID, true); err != nil {
+	if err := r.deleteWith(opts.ID, cr.c, true); err != nil {
 		return status, Errorf(ErrTeardownIncomplete, "run %q: %w", opts.ID, err)
 	}
 	return status, nil

@@ -154,17 +154,41 @@ func (s Store) writeRecordLocked(r *Record) error {
 // moveLocked moves r to state to, refusing moves the state machine forbids,
 // and persists it.
 func (s Store) moveLocked(r *Record, to State, reason string) error {
-	if err := Transition(r.State, to); err != nil {
-		return fmt.Errorf("container %q: %w", r.ID, err)
-	}
 	from := r.State
-	r.State = to
-	if reason != "" {
-		r.Reason = reason
+	if err := advance(r, to, reason); err != nil {
+		return err
 	}
 	if err := s.writeRecordLocked(r); err != nil {
 		return err
 	}
+	return s.auditTransitionLocked(r, from, to, reason)
+}
+
+// passLocked moves r through a state nothing outside this process can
+// observe it in — the next step follows at once and writes the record —
+// so the record is not written for it; the audit log still gets the
+// transition. A crash in between leaves the record in the state before,
+// which is what it then is: not yet past the step.
+func (s Store) passLocked(r *Record, to State, reason string) error {
+	from := r.State
+	if err := advance(r, to, reason); err != nil {
+		return err
+	}
+	return s.auditTransitionLocked(r, from, to, reason)
+}
+
+func advance(r *Record, to State, reason string) error {
+	if err := Transition(r.State, to); err != nil {
+		return fmt.Errorf("container %q: %w", r.ID, err)
+	}
+	r.State = to
+	if reason != "" {
+		r.Reason = reason
+	}
+	return nil
+}
+
+func (s Store) auditTransitionLocked(r *Record, from, to State, reason string) error {
 	return s.auditLocked(AuditEvent{ID: r.ID, Spec: r.SpecHash, Level: r.Level.String(), Event: "transition", From: from, To: to, Reason: reason}, to.Fatal())
 }
 

@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 RUNC_VERSION=v1.5.3
-TAGS="seccomp netgo osusergo"
+TAGS="seccomp netgo osusergo urfave_cli_no_docs"
 dest=third_party/runc
 patch=third_party/runc-vetto.patch
 
