@@ -60,6 +60,12 @@ func (r *Runtime) liveInput(rec *Record, c Container, sp *specs.Spec) hooks.Live
 // cgroup and seccomp filter.
 func probeRunner(c Container, sp *specs.Spec) hooks.ProbeRunner {
 	return func(args []string, timeout time.Duration) ([]byte, error) {
+		// A process that has already exited (a short command under `run`)
+		// leaves nothing to join: launching the probe would only cost an
+		// exec to learn that. The canaries say UNAVAILABLE either way.
+		if st, err := c.Status(); err == nil && st == StatusStopped {
+			return nil, fmt.Errorf("the container's process exited before the probe could join it")
+		}
 		p := *sp.Process
 		p.Args, p.Env, p.Terminal, p.ConsoleSize = args, nil, false, nil
 		return c.RunProbe(&p, args, timeout)
