@@ -219,3 +219,41 @@ ulimit vserver getegid32 geteuid32 getgid32 getuid32 setfsgid32 setfsuid32 setgi
 setuid32 setregid32 setreuid32 setresgid32 setresuid32 getresgid32 getresuid32 chown32
 fchown32 lchown32 getgroups32 setgroups32 io_uring_setup io_uring_enter io_uring_register
 fsopen fsmount fsconfig fspick move_mount open_tree mount_setattr pidfd_getfd`
+
+// CVE-2024-21626's class through the patched init path (no no_new_privs,
+// a seccomp filter: the cwd check now runs before the filter): an exec or
+// a container whose cwd is one of the runtime's leaked fds, /proc/self/fd/N,
+// never starts, so it never sees the host's root through "../../..".
+func TestLeakedFdCwdRefused(t *testing.T) {
+	e := newEnv(t)
+	hostOnly := "vetto-host-only-" + e.id()
+	if err := os.WriteFile(filepath.Join("/tmp", hostOnly), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(filepath.Join("/tmp", hostOnly))
+	withFilter := func(s *specs.Spec) {
+		s.Process.NoNewPrivileges = false
+		s.Linux.Seccomp = &specs.LinuxSeccomp{
+			DefaultAction: specs.ActAllow,
+			Architectures: []specs.Arch{specs.ArchX86_64, specs.ArchAARCH64},
+			Syscalls:      []specs.LinuxSyscall{{Names: []string{"kexec_load"}, Action: specs.ActErrno}},
+		}
+	}
+	id := e.id()
+	e.mustVetto("run", "-d", "-b", e.bundle([]string{"sleep", "100"}, withFilter), id)
+	defer e.mustVetto("delete", "--force", id)
+	look := "ls ../../../../tmp; ls ../../../tmp"
+	for fd := 3; fd <= 12; fd++ {
+		cwd := fmt.Sprintf("/proc/self/fd/%d", fd)
+		if r := e.vetto("exec", "--cwd", cwd, id, "sh", "-c", look); r.code == 0 || strings.Contains(r.stdout, hostOnly) {
+			t.Errorf("exec with cwd %s: %s; want it refused", cwd, r)
+		}
+		r := e.vetto("run", "-b", e.bundle([]string{"sh", "-c", look}, func(s *specs.Spec) {
+			withFilter(s)
+			s.Process.Cwd = cwd
+		}), e.id())
+		if r.code == 0 || strings.Contains(r.stdout, hostOnly) {
+			t.Errorf("run with cwd %s: %s; want it refused", cwd, r)
+		}
+	}
+}
