@@ -149,6 +149,7 @@ unlimited.`,
 			&cli.StringFlag{Name: "memory-reservation", Usage: "Memory reservation or soft_limit (in bytes)"},
 			&cli.StringFlag{Name: "memory-swap", Usage: "Total memory usage (memory + swap); set '-1' to enable unlimited swap"},
 			&cli.IntFlag{Name: "pids-limit", Usage: "Maximum number of pids allowed in the container"},
+			&cli.StringSliceFlag{Name: "allow-degraded", Usage: "accept removing a limit (-1) at level standard: limits"},
 		},
 		Action: func(c *cli.Context) error {
 			if err := args(c, 1, 1); err != nil {
@@ -162,7 +163,11 @@ unlimited.`,
 			if err != nil {
 				return err
 			}
-			return r.Update(c.Args().First(), res)
+			allow, err := runtime.ParseFeatures(c.StringSlice("allow-degraded"))
+			if err != nil {
+				return err
+			}
+			return r.Update(c.Args().First(), res, allow)
 		},
 	}
 }

@@ -26,14 +26,25 @@ var rules = map[string]struct {
 	// ABI matrix and the thread restriction, shared by the plan (runtime),
 	// the pre-launch checks (hooks), the exec shim (linux) and the
 	// in-container probe. It imports nothing of ours.
-	"landlock":    {nil, []string{"github.com/landlock-lsm/go-landlock/", "golang.org/x/sys/"}},
-	"hooks":       {[]string{"spec", "landlock"}, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/"}},
-	"runtime":     {[]string{"spec", "hooks", "landlock"}, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/", "github.com/BurntSushi/toml", "github.com/gowebpki/jcs"}},
-	"linux":       {[]string{"spec", "hooks", "runtime", "landlock"}, []string{"github.com/opencontainers/", "github.com/containerd/console", "github.com/sirupsen/logrus", "golang.org/x/sys/"}},
-	"darwin":      {[]string{"spec", "hooks", "runtime"}, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/"}},
-	"windows":     {[]string{"spec", "hooks", "runtime"}, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/"}},
-	"integration": {nil, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/"}},
+	"landlock": {nil, []string{"github.com/landlock-lsm/go-landlock/", "golang.org/x/sys/"}},
+	"hooks":    {[]string{"spec", "landlock"}, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/"}},
+	// runtime/launch is the one launch-policy evaluator: pure, below the
+	// lifecycle that calls it.
+	"runtime/launch": {[]string{"spec", "hooks", "landlock"}, []string{"github.com/opencontainers/runtime-spec/"}},
+	"runtime":        {[]string{"spec", "hooks", "landlock", "runtime/launch"}, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/", "github.com/BurntSushi/toml", "github.com/gowebpki/jcs"}},
+	"linux":          {[]string{"spec", "hooks", "runtime", "landlock"}, []string{"github.com/opencontainers/", "github.com/containerd/console", "github.com/sirupsen/logrus", "golang.org/x/sys/"}},
+	"darwin":         {[]string{"spec", "hooks", "runtime"}, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/"}},
+	"windows":        {[]string{"spec", "hooks", "runtime"}, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/"}},
+	"integration":    {nil, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/"}},
 }
+
+// pure packages decide from their inputs alone: no syscalls, files,
+// environment, clock or network of their own (DESIGN.md §2), so that what
+// they decide can be tested as a table and fuzzed.
+var pure = map[string]bool{"spec": true, "runtime/launch": true}
+
+// impure are the standard packages a pure package may not import.
+var impure = map[string]bool{"os": true, "os/exec": true, "os/user": true, "syscall": true, "time": true, "net": true, "io/fs": true, "io/ioutil": true}
 
 type listedPackage struct {
 	ImportPath   string
@@ -69,6 +80,13 @@ func TestLayering(t *testing.T) {
 					continue
 				}
 				seen++
+				if pure[name] {
+					for _, imp := range p.Imports {
+						if impure[imp] || strings.HasPrefix(imp, "golang.org/x/sys") {
+							t.Errorf("%s is pure but imports %s", name, imp)
+						}
+					}
+				}
 				imports := append(append(append([]string{}, p.Imports...), p.TestImports...), p.XTestImports...)
 				for _, imp := range imports {
 					if err := checkImport(name, imp, rule.ours, rule.thirdParty); err != "" {

@@ -73,7 +73,7 @@ func newApp(status *int) *cli.App {
 			&cli.StringFlag{Name: "log", Usage: "set the log file to write logs to (default is '/dev/stderr')"},
 			&cli.StringFlag{Name: "log-format", Value: "text", Usage: "set the log format ('text' (default), or 'json')"},
 			&cli.StringFlag{Name: "root", Value: defaultRoot(), Usage: "root directory for storage of container state (this should be located in tmpfs)"},
-			&cli.StringFlag{Name: "config", Value: runtime.DefaultFloorPath, Usage: "operator floor file (TOML): minimum level and forbidden requests; a missing default file means no floor"},
+			&cli.StringFlag{Name: "config", Value: runtime.DefaultConfigPath, Usage: "operator floor file (TOML): minimum level and forbidden requests; a missing default file means no floor"},
 			&cli.StringFlag{Name: "audit-log", Usage: "also append every audit event (transitions, verdicts, launches) to this JSONL file"},
 			&cli.BoolFlag{Name: "systemd-cgroup", Usage: "enable systemd cgroup support, expects cgroupsPath to be of form \"slice:prefix:name\" for e.g. \"system.slice:vetto:434234\"; fails if systemd is not running"},
 		},
@@ -166,7 +166,7 @@ func newRuntime(c *cli.Context) (*runtime.Runtime, error) {
 	if err != nil {
 		return nil, err
 	}
-	if r.Floor, err = runtime.LoadFloor(c.String("config"), c.IsSet("config")); err != nil {
+	if r.Config, err = runtime.LoadConfig(c.String("config"), c.IsSet("config")); err != nil {
 		return nil, err
 	}
 	r.Environ = os.Environ()

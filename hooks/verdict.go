@@ -43,6 +43,10 @@ type Result struct {
 	Feature  string `json:"feature,omitempty"`
 	Expected string `json:"expected,omitempty"`
 	Found    string `json:"found,omitempty"`
+	// Note records a fact that is no failure: less privilege than asked
+	// (an ambient capability the kernel cannot raise, a capability the
+	// host lacks). The check passes; the launch line and state say it.
+	Note string `json:"note,omitempty"`
 }
 
 func (r Result) String() string {

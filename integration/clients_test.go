@@ -332,6 +332,9 @@ type clientContainerd struct {
 	cgroups  map[string]string // container id -> cgroupsPath
 	cri      *clientCRI
 	hostDirs *clientHostDirs
+	// runtime is the runc binary ctr runs: vetto-runtime, or a wrapper
+	// of it (configuredRuntime); "" is the binary under test.
+	runtime string
 }
 
 // clientContainerdDisabled are plugins these tests do not need (cri is
@@ -476,9 +479,31 @@ func (c *clientContainerd) newID(name string) string {
 // vetto-runtime as the runc binary.
 func (c *clientContainerd) run(flags []string, id string, args ...string) []string {
 	out := append([]string{"run"}, flags...)
-	out = append(out, "--runc-binary", binary, "--runc-root", c.runcRoot, "--fifo-dir", c.fifoDir,
+	rt := binary
+	if c.runtime != "" {
+		rt = c.runtime
+	}
+	out = append(out, "--runc-binary", rt, "--runc-root", c.runcRoot, "--fifo-dir", c.fifoDir,
 		"--env", "PATH=/bin", "--rootfs", c.rootfs, id)
 	return append(out, args...)
+}
+
+// configuredRuntime writes, under dir, a runtime.toml with config and a
+// wrapper that runs vetto-runtime with it: what an operator's
+// /etc/vetto/runtime.toml is to a client that passes no flag (the shim
+// and conmon pass none).
+func configuredRuntime(t *testing.T, dir, config string) string {
+	t.Helper()
+	conf := filepath.Join(dir, "runtime.toml")
+	if err := os.WriteFile(conf, []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wrapper := filepath.Join(dir, "vetto-runtime-configured")
+	script := fmt.Sprintf("#!/bin/sh\nexec %s --config %s \"$@\"\n", binary, conf)
+	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return wrapper
 }
 
 // vettoRoot is the --root the shim gives vetto-runtime for namespace ns.
@@ -1466,7 +1491,7 @@ func TestClientPodmanFailedCreate(t *testing.T) {
 	if r.code != 126 {
 		t.Errorf("podman run refused by vetto-runtime: %s, want podman's 126 (OCI runtime error)", r)
 	}
-	if !strings.Contains(r.stderr, "level strict refuses this bundle") {
+	if !strings.Contains(r.stderr, "level strict refuses this launch") {
 		t.Errorf("podman's stderr lacks vetto-runtime's error: %q", r.stderr)
 	}
 	if strings.Contains(r.stderr, `msg="create`) {

@@ -70,7 +70,44 @@ func testMain(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "make rootfs:", err)
 		return 1
 	}
+	if vettoSeccomp, err = compiledSeccomp(tmp); err != nil {
+		fmt.Fprintln(os.Stderr, "vetto's seccomp profile:", err)
+		return 1
+	}
 	return m.Run()
+}
+
+// vettoSeccomp is vetto's own seccomp profile (deny by default), as the
+// policy compiler writes it: the filter strict bundles in these tests use.
+var vettoSeccomp *specs.LinuxSeccomp
+
+// compiledSeccomp takes linux.seccomp from a bundle `spec --profile strict`
+// compiles (the tests import nothing of the runtime's).
+func compiledSeccomp(tmp string) (*specs.LinuxSeccomp, error) {
+	project, bundle := filepath.Join(tmp, "seccomp-project"), filepath.Join(tmp, "seccomp-bundle")
+	for _, d := range []string{project, bundle} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	defer os.RemoveAll(bundle)
+	defer os.RemoveAll(project)
+	cmd := exec.Command(binary, "spec", "--profile", "strict", "--project", project, "--bundle", bundle, "--", "true")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("%v: %s", err, out)
+	}
+	data, err := os.ReadFile(filepath.Join(bundle, "config.json"))
+	if err != nil {
+		return nil, err
+	}
+	var s specs.Spec
+	if err := json.Unmarshal(data, &s); err != nil {
+		return nil, err
+	}
+	if s.Linux == nil || s.Linux.Seccomp == nil {
+		return nil, fmt.Errorf("the compiled strict bundle has no seccomp profile")
+	}
+	return s.Linux.Seccomp, nil
 }
 
 // makeRootfs builds a minimal root filesystem from Debian's busybox-static.

@@ -17,13 +17,12 @@ import (
 
 // strictSpec edits the default bundle into one that meets level strict:
 // new pid/mount/network/ipc/uts namespaces (the default has them), a
-// seccomp filter, no_new_privs, minimal capabilities, memory and pids
-// limits, masked and read-only /proc paths (the default has them).
+// deny-by-default seccomp filter (vetto's own), no_new_privs, minimal
+// capabilities, memory and pids limits, masked and read-only /proc paths
+// (the default has them).
 func strictSpec(s *specs.Spec) {
-	s.Linux.Seccomp = &specs.LinuxSeccomp{
-		DefaultAction: specs.ActAllow,
-		Syscalls:      []specs.LinuxSyscall{{Names: []string{"ptrace", "bpf"}, Action: specs.ActErrno}},
-	}
+	sc := *vettoSeccomp
+	s.Linux.Seccomp = &sc
 	s.Process.NoNewPrivileges = true
 	minimal := []string{"CAP_CHOWN", "CAP_KILL", "CAP_NET_BIND_SERVICE"}
 	s.Process.Capabilities = &specs.LinuxCapabilities{Bounding: minimal, Effective: minimal, Permitted: minimal}
@@ -73,22 +72,26 @@ func TestLevelStrictRefusesDowngrade(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"no network namespace", edits(strictSpec, withoutNamespace(specs.NetworkNamespace)), []string{"--security-level", "strict"}, "namespace/network"},
-		{"host pid namespace", edits(strictSpec, withoutNamespace(specs.PIDNamespace)), []string{"--security-level", "strict"}, "namespace/pid"},
-		{"no seccomp", edits(strictSpec, func(s *specs.Spec) { s.Linux.Seccomp = nil }), []string{"--security-level", "strict"}, "seccomp: no seccomp filter"},
+		{"no network namespace", edits(strictSpec, withoutNamespace(specs.NetworkNamespace)), []string{"--security-level", "strict"}, "network (shared with the host) [strict.namespaces]"},
+		{"host pid namespace", edits(strictSpec, withoutNamespace(specs.PIDNamespace)), []string{"--security-level", "strict"}, "pid (shared with the host) [strict.namespaces]"},
+		{"no seccomp", edits(strictSpec, func(s *specs.Spec) { s.Linux.Seccomp = nil }), []string{"--security-level", "strict"}, "no seccomp filter [strict.seccomp.present]"},
+		// 13.2: a filter that allows everything is no filter at strict.
+		{"allow-by-default seccomp", edits(strictSpec, func(s *specs.Spec) {
+			s.Linux.Seccomp = &specs.LinuxSeccomp{DefaultAction: specs.ActAllow}
+		}), []string{"--security-level", "strict"}, "[strict.seccomp.default-deny]"},
 		{"privileged capability", edits(strictSpec, func(s *specs.Spec) {
 			s.Process.Capabilities.Bounding = append(s.Process.Capabilities.Bounding, "CAP_SYS_ADMIN")
 		}), []string{"--security-level", "strict"}, "CAP_SYS_ADMIN"},
-		{"no memory limit", edits(strictSpec, func(s *specs.Spec) { s.Linux.Resources.Memory = nil }), []string{"--security-level", "strict"}, "limits/memory"},
+		{"no memory limit", edits(strictSpec, func(s *specs.Spec) { s.Linux.Resources.Memory = nil }), []string{"--security-level", "strict"}, "no memory limit [strict.limits.memory]"},
 		// The bundle's own annotation raises the level; the caller's
 		// default cannot lower it.
 		{"annotation asks for strict", func(s *specs.Spec) {
 			s.Annotations = map[string]string{"dev.vetto.level": "strict"}
-		}, nil, "level strict refuses this bundle"},
+		}, nil, "level strict refuses this launch"},
 		// A caller's explicit "degraded" does not lower a bundle's strict.
 		{"annotation beats a lower flag", func(s *specs.Spec) {
 			s.Annotations = map[string]string{"dev.vetto.level": "strict"}
-		}, []string{"--security-level", "degraded"}, "level strict refuses this bundle"},
+		}, []string{"--security-level", "degraded"}, "level strict refuses this launch"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -161,10 +164,15 @@ func TestOperatorFloor(t *testing.T) {
 		want  string
 	}{
 		{"min level", `min_level = "strict"`, nil, []string{"--security-level", "standard"}, 126, "the launch is at level standard"},
-		{"host namespace", "[forbid]\nhost_namespaces = true", withoutNamespace(specs.NetworkNamespace), nil, 126, "forbid.host_namespaces: the network namespace"},
+		{"host namespace", "[forbid]\nhost_namespaces = true", withoutNamespace(specs.NetworkNamespace), nil, 126, "forbid.host_namespaces: network (shared with the host) [floor.forbid.host-namespaces]"},
 		{"no seccomp", "[forbid]\nno_seccomp = true", nil, nil, 126, "forbid.no_seccomp"},
 		{"writable rootfs", "[forbid]\nwritable_rootfs = true", func(s *specs.Spec) { s.Root.Readonly = false }, nil, 126, "forbid.writable_rootfs"},
 		{"forbidden capability", "[forbid]\ncapabilities = [\"CAP_KILL\"]", nil, nil, 126, "forbid.capabilities: CAP_KILL"},
+		// 13.1: a bundle without process.capabilities is not a way around
+		// forbid.capabilities — it gets none, and runs.
+		{"unset capabilities are none", "[forbid]\ncapabilities = [\"CAP_SYS_ADMIN\"]\nprivileged = true", func(s *specs.Spec) { s.Process.Capabilities = nil }, nil, 0, "capabilities.unset"},
+		// 13.3: --no-verify is a degradation the floor can forbid.
+		{"no-verify", "[forbid]\nno_verify = true", nil, []string{"--no-verify", "--allow-degraded", "verify"}, 126, "[floor.forbid.no-verify]"},
 		{"a floor the bundle meets", "min_level = \"standard\"\n[forbid]\nhost_namespaces = true", nil, nil, 0, ""},
 		{"unknown key", "[forbid]\nhost_namespace = true", nil, nil, 1, "unknown keys: forbid.host_namespace"},
 	}
@@ -301,7 +309,9 @@ func TestPreLaunchDetectsFaults(t *testing.T) {
 		fault, want string
 	}{
 		{"host-netns", "namespace/network: FAIL"},
-		{"drop-cap:CAP_KILL", "capabilities/CapEff: FAIL"},
+		// More privilege than the spec asked for; less is a recorded note
+		// (TestLessPrivilegeRuns).
+		{"add-cap:CAP_SYS_ADMIN", "capabilities/CapEff: FAIL"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.fault, func(t *testing.T) {

@@ -54,7 +54,15 @@ func TestVerifyUnderContainerd(t *testing.T) {
 	_ = c.ctr("containers", "rm", killed)
 	c.assertDeleted(killed)
 
+	// A bundle may not lower its level below standard on its own (the
+	// untrusted-bundles issue): the operator allows degraded in
+	// runtime.toml, which the shim cannot pass a flag for.
 	recorded := c.newID("degraded")
+	refused := c.ctr(c.run(append(weak, "--annotation", "dev.vetto.level=degraded"), c.newID("refused"), "sleep", "1000")...)
+	if refused.code == 0 || !strings.Contains(refused.stderr, "[level.annotation]") {
+		t.Fatalf("ctr run of a bundle that lowers its own level, with no floor: %s", refused)
+	}
+	c.runtime = configuredRuntime(t, c.dir, "min_level = \"degraded\"\n")
 	c.mustCtr(c.run(append(weak, "--annotation", "dev.vetto.level=degraded"), recorded, "sleep", "1000")...)
 	c.readCgroup(c.ns, recorded)
 	v, r := verify(recorded)

@@ -39,6 +39,38 @@ func (e *env) verify(id string) (verdicts, result) {
 	return v, r
 }
 
+// verifyJSON runs verify and returns its verdicts, whatever its exit.
+func (e *env) verifyJSON(id string) verdicts {
+	e.t.Helper()
+	v, r := e.verify(id)
+	if r.stdout == "" {
+		e.t.Fatalf("verify %s printed no verdicts: %s", id, r)
+	}
+	return v
+}
+
+func (v verdicts) has(check string) bool { return v.verdict(check) != "" }
+
+// verdict is the verdict of check, "" when verify did not run it.
+func (v verdicts) verdict(check string) string {
+	for _, r := range v.Results {
+		if r.Check == check {
+			return r.Verdict
+		}
+	}
+	return ""
+}
+
+// found is what check found.
+func (v verdicts) found(check string) string {
+	for _, r := range v.Results {
+		if r.Check == check {
+			return r.Found
+		}
+	}
+	return ""
+}
+
 // failing lists the checks whose verdict is FAIL.
 func (v verdicts) failing() []string {
 	var out []string
@@ -277,7 +309,7 @@ func TestVerifyDefaultPasses(t *testing.T) {
 	e.mustVetto("delete", "--force", id)
 
 	nv := e.id()
-	e.mustVetto("run", "-d", "--no-verify", "-b", e.bundle([]string{"sleep", "100"}, nil), nv)
+	e.mustVetto("run", "-d", "--no-verify", "--allow-degraded", "verify", "-b", e.bundle([]string{"sleep", "100"}, nil), nv)
 	st := e.vettoState(nv)
 	if st["state"] != "Running" || !strings.Contains(st["launchLine"].(string), "--no-verify") {
 		t.Fatalf("--no-verify: %v", st)

@@ -106,7 +106,7 @@ func (b *Backend) Create(req *runtime.CreateRequest) (_ runtime.Container, _ run
 	}()
 	injectFault(config, proc)
 	if err := lc.Start(proc); err != nil {
-		return nil, nil, mapErr(err)
+		return nil, nil, initExecError(mapErr(err))
 	}
 	c.proc = proc
 	if err := orderDevices(c, config); err != nil {

@@ -22,7 +22,9 @@ import (
 // in the backend would:
 //
 //	TESTONLY_VETTO_FAULT=host-netns       join the runtime's (the host's) network namespace
-//	TESTONLY_VETTO_FAULT=drop-cap:CAP_X   drop CAP_X from the process
+//	TESTONLY_VETTO_FAULT=add-cap:CAP_X    give the process CAP_X too (more
+//	                                      privilege than the spec: less would
+//	                                      be a recorded note, not a failure)
 //	TESTONLY_VETTO_FAULT=no-landlock-shim  run the process without the Landlock shim
 //	TESTONLY_VETTO_FAULT=exec-unconfined  exec runs its process without the Landlock
 //	                                      shim: the attacker a test needs in a
@@ -49,16 +51,20 @@ func injectFault(config *configs.Config, proc *libcontainer.Process) {
 		if _, args, err := landlock.ParseShimArgs(proc.Args); err == nil {
 			proc.Args = args
 		}
-	case strings.HasPrefix(fault, "drop-cap:"):
-		c := strings.TrimPrefix(fault, "drop-cap:")
-		if proc.Capabilities != nil {
-			drop := func(list []string) []string {
-				return slices.DeleteFunc(slices.Clone(list), func(s string) bool { return s == c })
-			}
-			proc.Capabilities.Effective = drop(proc.Capabilities.Effective)
-			proc.Capabilities.Permitted = drop(proc.Capabilities.Permitted)
-			proc.Capabilities.Bounding = drop(proc.Capabilities.Bounding)
+	case strings.HasPrefix(fault, "add-cap:"):
+		c := strings.TrimPrefix(fault, "add-cap:")
+		if proc.Capabilities == nil {
+			proc.Capabilities = &configs.Capabilities{}
 		}
+		add := func(list []string) []string {
+			if slices.Contains(list, c) {
+				return list
+			}
+			return append(slices.Clone(list), c)
+		}
+		proc.Capabilities.Effective = add(proc.Capabilities.Effective)
+		proc.Capabilities.Permitted = add(proc.Capabilities.Permitted)
+		proc.Capabilities.Bounding = add(proc.Capabilities.Bounding)
 	}
 }
 

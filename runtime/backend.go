@@ -53,6 +53,17 @@ type Sweeper interface {
 	Sweep(id string, sp *specs.Spec) (int, error)
 }
 
+// LaunchFacts is implemented by backends that read the host facts the
+// launch evaluator needs beyond the bundle itself.
+type LaunchFacts interface {
+	// AppArmorEnabled reports whether AppArmor confines processes here.
+	AppArmorEnabled() bool
+	// CgroupInUse describes the cgroup the spec's cgroupsPath names when
+	// it already exists and holds processes (a create would then share
+	// it, and teardown kill them), and is "" otherwise.
+	CgroupInUse(sp *specs.Spec, id string, systemd bool) (string, error)
+}
+
 // CreateRequest is everything the backend needs to build one container.
 type CreateRequest struct {
 	ID     string

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/vetto-dev/vetto-runtime/runtime/launch"
 )
 
 // benchSpecJSON is the effective spec of the bundle `make bench` runs:
@@ -151,7 +153,7 @@ func BenchmarkVerifyPreLaunchBookkeeping(b *testing.B) {
 	// none so that every check passes, as in a good launch.
 	f.spec.Process.Capabilities = nil
 	f.spec.Process.NoNewPrivileges = false
-	cr := &created{rec: rec, c: benchContainer{}, plan: &Plan{Level: LevelStandard, frozen: f, allow: map[string]bool{}}}
+	cr := &created{rec: rec, c: benchContainer{}, plan: &Plan{Decision: &launch.Decision{Level: LevelStandard, Allow: map[launch.Feature]bool{}}, frozen: f}}
 	b.ReportAllocs()
 	for b.Loop() {
 		rec.State = StateConstructed

@@ -7,13 +7,14 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	"sort"
 	"strconv"
-	"strings"
 	"time"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/vetto-dev/vetto-runtime/hooks"
+	"github.com/vetto-dev/vetto-runtime/runtime/launch"
 	"github.com/vetto-dev/vetto-runtime/spec"
 )
 
@@ -79,30 +80,28 @@ func (r *Runtime) create(opts CreateOptions) (_ *created, retErr error) {
 	if err != nil {
 		return nil, fmt.Errorf("create %q: %w", opts.ID, err)
 	}
-	plan, err := r.plan(opts.ID, effective, opts.Security)
-	if err != nil {
-		return nil, fmt.Errorf("create %q: %w", opts.ID, err)
-	}
-	for _, w := range plan.Warnings {
-		r.Warnf("%s", w)
-	}
-	if opts.Security.NoVerify {
-		if plan.Level == LevelStrict {
-			return nil, Errorf(ErrDegradedRefused, "create %q: --no-verify: strict requires post-launch verification", opts.ID)
-		}
-		plan.Degraded = append(plan.Degraded, NoVerifyReason)
-	}
-
+	// The id is taken first: the exclusive mkdir is what tells two
+	// creates of one id apart, before either looks at the host (whose
+	// cgroup the other may already hold).
 	l, err := r.Store.createDirLocked(opts.ID)
 	if err != nil {
 		return nil, err
 	}
-	cr := &created{lock: l, plan: plan, sec: opts.Security}
+	cr := &created{lock: l, sec: opts.Security}
 	defer func() {
 		if retErr != nil {
 			retErr = errors.Join(retErr, r.abandonLocked(cr))
 		}
 	}()
+	plan, err := r.plan(opts.ID, bundle, effective, opts.Security, opts.SystemdCgroup)
+	if err != nil {
+		return nil, fmt.Errorf("create %q: %w", opts.ID, err)
+	}
+	cr.plan = plan
+	d := plan.Decision
+	for _, w := range d.Warnings {
+		r.Warnf("%s", w)
+	}
 	cr.rec = &Record{
 		ID:          opts.ID,
 		Bundle:      bundle,
@@ -112,11 +111,15 @@ func (r *Runtime) create(opts CreateOptions) (_ *created, retErr error) {
 		Backend:     r.Backend.Name(),
 		State:       StateRequested,
 		Annotations: effective.Annotations,
-		Level:       plan.Level,
+		Level:       d.Level,
 		SpecHash:    plan.Hash(),
-		Degraded:    plan.Degraded,
-		Landlock:    plan.Landlock,
-		NoVerify:    opts.Security.NoVerify,
+		Degraded:    d.DegradedStrings(),
+		Notes:       d.Notes,
+		Posture:     d.Posture.Weakened,
+		Landlock:    d.Landlock,
+		NoVerify:    d.Unverified,
+		Allow:       sortedAllow(d.Allow),
+		Limits:      launch.LimitsOf(plan.frozen.spec),
 	}
 	if effective.Linux != nil {
 		for _, ns := range effective.Linux.Namespaces {
@@ -128,8 +131,8 @@ func (r *Runtime) create(opts CreateOptions) (_ *created, retErr error) {
 	if err := r.Store.writeRecordLocked(cr.rec); err != nil {
 		return nil, fmt.Errorf("create %q: %w", opts.ID, err)
 	}
-	for _, w := range plan.Warnings {
-		if err := r.Store.auditLocked(AuditEvent{ID: opts.ID, Spec: plan.Hash(), Level: plan.Level.String(), Event: "warning", Reason: w}, false); err != nil {
+	for _, w := range d.Warnings {
+		if err := r.Store.auditLocked(AuditEvent{ID: opts.ID, Spec: plan.Hash(), Level: d.Level.String(), Event: "warning", Reason: w}, false); err != nil {
 			return nil, err
 		}
 	}
@@ -152,7 +155,7 @@ func (r *Runtime) create(opts CreateOptions) (_ *created, retErr error) {
 		Spec:          plan.frozen.spec,
 		ConsoleSocket: opts.ConsoleSocket,
 		PreserveFDs:   opts.PreserveFDs,
-		Landlock:      plan.Landlock,
+		Landlock:      d.Landlock,
 		NoPivot:       opts.NoPivot,
 		NoNewKeyring:  opts.NoNewKeyring,
 		SystemdCgroup: opts.SystemdCgroup,
@@ -161,7 +164,7 @@ func (r *Runtime) create(opts CreateOptions) (_ *created, retErr error) {
 	})
 	if err != nil {
 		_ = r.Store.moveLocked(cr.rec, StateSpawnFailed, err.Error())
-		return nil, fmt.Errorf("create %q: %w", opts.ID, err)
+		return nil, fmt.Errorf("create %q: %w", opts.ID, spawnFailed(err))
 	}
 	cr.c, cr.fg = c, fg
 	if err := r.Store.moveLocked(cr.rec, StateConstructed, ""); err != nil {
@@ -174,10 +177,11 @@ func (r *Runtime) create(opts CreateOptions) (_ *created, retErr error) {
 		return nil, err
 	}
 	cr.rec.LaunchLine = plan.LaunchLine()
+	cr.rec.Degraded, cr.rec.Notes = d.DegradedStrings(), d.Notes
 	if err := r.Store.writeRecordLocked(cr.rec); err != nil {
 		return nil, err
 	}
-	if err := r.Store.auditLocked(AuditEvent{ID: opts.ID, Spec: plan.Hash(), Level: plan.Level.String(), Event: "launch", Reason: cr.rec.LaunchLine}, true); err != nil {
+	if err := r.Store.auditLocked(AuditEvent{ID: opts.ID, Spec: plan.Hash(), Level: d.Level.String(), Event: "launch", Reason: cr.rec.LaunchLine}, true); err != nil {
 		return nil, err
 	}
 	r.Launchf("%s", cr.rec.LaunchLine)
@@ -190,15 +194,15 @@ func (r *Runtime) DryRun(opts CreateOptions) (string, error) {
 	if err := ValidateID(opts.ID); err != nil {
 		return "", err
 	}
-	_, effective, err := r.effectiveSpec(opts)
+	bundle, effective, err := r.effectiveSpec(opts)
 	if err != nil {
 		return "", fmt.Errorf("create %q: %w", opts.ID, err)
 	}
-	plan, err := r.plan(opts.ID, effective, opts.Security)
+	plan, err := r.plan(opts.ID, bundle, effective, opts.Security, opts.SystemdCgroup)
 	if err != nil {
 		return "", fmt.Errorf("create %q: %w", opts.ID, err)
 	}
-	for _, w := range plan.Warnings {
+	for _, w := range plan.Decision.Warnings {
 		r.Warnf("%s", w)
 	}
 	return plan.DryRunLine(), nil
@@ -254,14 +258,17 @@ func (r *Runtime) effectiveSpec(opts CreateOptions) (string, *specs.Spec, error)
 // is a degradation the level accepts, which is then recorded.
 func (r *Runtime) verifyPreLaunchLocked(cr *created) error {
 	if r.Facts == nil {
+		// The evaluator accepted the launch without host facts only as a
+		// named degradation (verify), which the record carries.
 		return r.passPreLaunchLocked(cr)
 	}
 	pid := cr.c.InitPid()
+	d := cr.plan.Decision
 	results := hooks.PreLaunch(hooks.PreLaunchInput{
 		Pid:               pid,
 		Spec:              cr.plan.frozen.spec,
 		CgroupPaths:       cr.c.CgroupPaths(),
-		RequireCgroupKill: cr.plan.Level == LevelStrict,
+		RequireCgroupKill: d.Level == LevelStrict,
 		Landlock:          r.landlockLaunch(cr),
 	}, r.Facts)
 	// The verdicts are the evidence: a launch whose evidence cannot be
@@ -269,24 +276,13 @@ func (r *Runtime) verifyPreLaunchLocked(cr *created) error {
 	if err := r.Store.auditLocked(AuditEvent{ID: cr.rec.ID, Spec: cr.rec.SpecHash, Level: cr.rec.Level.String(), Event: "verdicts", Results: results}, true); err != nil {
 		return err
 	}
-	var fatal []string
-	for _, res := range results {
-		if res.Verdict == hooks.Pass {
-			continue
+	if bad := d.PreLaunch(results); len(bad) > 0 {
+		_ = r.Store.moveLocked(cr.rec, StatePreLaunchFailed, bad.String())
+		err := refusal(d.Level, bad)
+		if errors.Is(err, ErrDegradedRefused) {
+			err = Errorf(ErrPreLaunchFailed, "pre-launch verification of init pid %d failed: %s", pid, bad)
 		}
-		if res.Feature != "" && res.Verdict == hooks.Fail {
-			if err := acceptDegradation(cr.plan.Level, cr.plan.allow, res.Feature, res.String()); err == nil {
-				cr.rec.Degraded = append(cr.rec.Degraded, res.Feature+": "+res.String())
-				cr.plan.Degraded = append(cr.plan.Degraded, res.Feature+": "+res.String())
-				continue
-			}
-		}
-		fatal = append(fatal, res.String())
-	}
-	if len(fatal) > 0 {
-		bad := strings.Join(fatal, "; ")
-		_ = r.Store.moveLocked(cr.rec, StatePreLaunchFailed, bad)
-		return Errorf(ErrPreLaunchFailed, "pre-launch verification of init pid %d failed: %s", pid, bad)
+		return err
 	}
 	return r.passPreLaunchLocked(cr)
 }
@@ -398,4 +394,25 @@ func currentOwner() string {
 		return ""
 	}
 	return "#" + strconv.Itoa(uid)
+}
+
+// spawnFailed tags a backend's failure to build the container as the
+// sandbox not established (125), unless it is the user's input the
+// backend refused (a bad spec field, a missing executable: 1, as runc).
+func spawnFailed(err error) error {
+	if errors.Is(err, ErrInvalidInput) || errors.Is(err, ErrNotFound) || errors.Is(err, ErrExist) {
+		return err
+	}
+	return WithKind(ErrSpawnFailed, err)
+}
+
+func sortedAllow(allow map[launch.Feature]bool) []string {
+	var out []string
+	for f, ok := range allow {
+		if ok {
+			out = append(out, string(f))
+		}
+	}
+	sort.Strings(out)
+	return out
 }

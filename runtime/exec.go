@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/vetto-dev/vetto-runtime/runtime/launch"
 )
 
 // ExecOptions are exec's inputs, as runc's flags name them.
@@ -73,8 +75,8 @@ func (r *Runtime) Exec(opts ExecOptions) (int, error) {
 	if err != nil {
 		return -1, fmt.Errorf("exec %q: %w", opts.ID, err)
 	}
-	if err := boundByContainer(proc, sp.Process); err != nil {
-		return -1, fmt.Errorf("exec %q: %w", opts.ID, err)
+	if bad := launch.Exec(sp.Process, proc); len(bad) > 0 {
+		return -1, fmt.Errorf("exec %q: %w", opts.ID, refusal(rec.Level, bad))
 	}
 	if err := checkExecTerminal(proc.Terminal, opts); err != nil {
 		return -1, err
@@ -178,45 +180,6 @@ func execProcess(opts ExecOptions, base *specs.Process) (*specs.Process, error) 
 		return nil, Errorf(ErrInvalidInput, "process.cwd %q must be an absolute path", p.Cwd)
 	}
 	return &p, nil
-}
-
-// boundByContainer refuses an exec'd process more than the container's own
-// process: runc lets `exec --cap` or a --process file grant any capability
-// to a process inside the container, which turns exec into an escalation.
-func boundByContainer(p, base *specs.Process) error {
-	if base == nil {
-		return nil
-	}
-	if base.NoNewPrivileges && !p.NoNewPrivileges {
-		return Errorf(ErrInvalidInput, "the container runs with no_new_privs; an exec'd process cannot drop it")
-	}
-	if base.Capabilities == nil {
-		return nil
-	}
-	allowed := map[string]bool{}
-	for _, c := range base.Capabilities.Bounding {
-		allowed[strings.ToUpper(c)] = true
-	}
-	if p.Capabilities == nil {
-		// Unset would leave the exec'd process with the runtime's own.
-		p.Capabilities = base.Capabilities
-		return nil
-	}
-	var extra []string
-	seen := map[string]bool{}
-	c := p.Capabilities
-	for _, set := range [][]string{c.Bounding, c.Effective, c.Permitted, c.Inheritable, c.Ambient} {
-		for _, name := range set {
-			if !allowed[strings.ToUpper(name)] && !seen[name] {
-				extra = append(extra, name)
-				seen[name] = true
-			}
-		}
-	}
-	if len(extra) > 0 {
-		return Errorf(ErrInvalidInput, "capabilities outside the container's bounding set: %s", strings.Join(extra, ", "))
-	}
-	return nil
 }
 
 // checkExecTerminal applies runc's rules to exec.

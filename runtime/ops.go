@@ -3,9 +3,13 @@ package runtime
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/vetto-dev/vetto-runtime/runtime/launch"
 )
 
 // Processes lists the host pids of the container's processes.
@@ -36,30 +40,49 @@ func (r *Runtime) Resume(id string) error {
 }
 
 // Update changes the resource limits of a created, running or paused
-// container. The frozen spec stays what was verified at launch; the change
-// is recorded in the audit log.
-func (r *Runtime) Update(id string, res *specs.LinuxResources) error {
-	return r.withContainer(id, "update", func(c Container) error {
-		st, err := c.Status()
-		if err != nil {
-			return err
+// container. The launch evaluator decides it first (an update must not
+// remove a limit the level requires: launch.Update); the frozen spec stays
+// what was verified at launch, the change is recorded in the record (what
+// verify's P7 reads back) and the audit log. allow is the update's own
+// --allow-degraded.
+func (r *Runtime) Update(id string, res *specs.LinuxResources, allow map[launch.Feature]bool) error {
+	l, rec, c, err := r.loadLocked(id)
+	if err != nil {
+		return err
+	}
+	defer l.unlock()
+	if c == nil {
+		return fmt.Errorf("update %q: %w", id, ErrNotRunning)
+	}
+	st, err := c.Status()
+	if err != nil {
+		return fmt.Errorf("update %q: %w", id, err)
+	}
+	if st == StatusStopped {
+		return Errorf(ErrWrongState, "cannot update a stopped container")
+	}
+	d, next := launch.Update(launch.UpdateRequest{Level: rec.Level, Allow: allow, Current: rec.Limits, New: res}, r.Config.floor())
+	if !d.OK() {
+		return fmt.Errorf("update %q: %w", id, refusal(rec.Level, d.Violations))
+	}
+	if err := c.Update(res); err != nil {
+		return fmt.Errorf("update %q: %w", id, err)
+	}
+	rec.Limits = next
+	for _, g := range d.DegradedStrings() {
+		if !slices.Contains(rec.Degraded, g) {
+			rec.Degraded = append(rec.Degraded, g)
 		}
-		if st == StatusStopped {
-			return Errorf(ErrWrongState, "cannot update a stopped container")
-		}
-		if err := c.Update(res); err != nil {
-			return err
-		}
-		rec, err := r.Store.readRecord(id)
-		if err != nil {
-			return err
-		}
-		recordUpdatedLimits(rec, res)
-		if err := r.Store.writeRecordLocked(rec); err != nil {
-			return err
-		}
-		return r.Store.auditLocked(AuditEvent{ID: id, Spec: rec.SpecHash, Level: rec.Level.String(), Event: "update", Reason: fmt.Sprintf("%+v", describeResources(res))}, true)
-	})
+		r.Warnf("degraded: update of %q: %s", id, g)
+	}
+	if err := r.Store.writeRecordLocked(rec); err != nil {
+		return err
+	}
+	reason := fmt.Sprintf("%+v", describeResources(res))
+	if len(d.Degraded) > 0 {
+		reason += " degraded: " + strings.Join(d.DegradedStrings(), "; ")
+	}
+	return r.Store.auditLocked(AuditEvent{ID: id, Spec: rec.SpecHash, Level: rec.Level.String(), Event: "update", Reason: reason}, true)
 }
 
 func describeResources(r *specs.LinuxResources) map[string]any {
@@ -161,20 +184,5 @@ func (r *Runtime) Events(id string, interval time.Duration, once bool, emit func
 				return err
 			}
 		}
-	}
-}
-
-// recordUpdatedLimits remembers the memory and pids limits an update set.
-func recordUpdatedLimits(rec *Record, res *specs.LinuxResources) {
-	if rec.Updated == nil {
-		rec.Updated = &UpdatedLimits{}
-	}
-	if res.Memory != nil && res.Memory.Limit != nil {
-		v := *res.Memory.Limit
-		rec.Updated.Memory = &v
-	}
-	if res.Pids != nil && res.Pids.Limit != nil {
-		v := *res.Pids.Limit
-		rec.Updated.Pids = &v
 	}
 }

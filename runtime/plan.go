@@ -1,32 +1,30 @@
 package runtime
 
 import (
+	"errors"
 	"fmt"
-	"sort"
+	"os"
+	"path/filepath"
 	"strings"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/vetto-dev/vetto-runtime/landlock"
+	"github.com/vetto-dev/vetto-runtime/runtime/launch"
 )
 
 // Plan is what a launch will be, decided before anything exists: the
-// level, the sandbox's shape, the accepted degradations, the frozen spec.
+// evaluator's decision (level, degradations, posture, the Landlock
+// ruleset) and the frozen spec.
 type Plan struct {
 	ID       string
 	Backend  string
-	Level    Level
-	Tier     string
-	Net      string
-	Degraded []string
-	Warnings []string
-	// Landlock is the ruleset the exec shim enforces (dev.vetto.landlock
-	// form): the bundle's, or at degraded what of it the host's ABI
-	// enforces; empty when the process runs without the shim.
-	Landlock string
+	Decision *launch.Decision
 	frozen   *frozenSpec
-	// allow is --allow-degraded joined with the bundle's
-	// dev.vetto.allow-degraded annotation.
-	allow map[string]bool
 }
+
+// Level is the launch's security level.
+func (p *Plan) Level() Level { return p.Decision.Level }
 
 // Hash is the frozen spec's sha256.
 func (p *Plan) Hash() string { return p.frozen.hash }
@@ -34,114 +32,153 @@ func (p *Plan) Hash() string { return p.frozen.hash }
 // LaunchLine is the one line every launch prints before the process runs
 // (DESIGN.md §4).
 func (p *Plan) LaunchLine() string {
-	line := fmt.Sprintf("sandbox: %s tier=%s net=%s level=%s spec=%s", p.Backend, p.Tier, p.Net, p.Level, shortHash(p.frozen.hash))
-	if len(p.Degraded) > 0 {
-		line += " degraded: " + strings.Join(p.Degraded, "; ")
-	}
-	return line
+	d := p.Decision
+	return launchLine(fmt.Sprintf("sandbox: %s tier=%s net=%s level=%s spec=%s posture=%s", p.Backend, d.Tier, d.Net, d.Level, shortHash(p.frozen.hash), postureWord(d.Posture)), d)
 }
 
 // DryRunLine is the launch line of a plan nothing enforces: no tier is
 // claimed, since no sandbox was built to have one.
 func (p *Plan) DryRunLine() string {
-	line := fmt.Sprintf("sandbox: %s tier=unknown(dry-run) net=%s level=%s spec=%s NOT ENFORCED", p.Backend, p.Net, p.Level, shortHash(p.frozen.hash))
-	if len(p.Degraded) > 0 {
-		line += " degraded: " + strings.Join(p.Degraded, "; ")
-	}
-	return line
+	d := p.Decision
+	return launchLine(fmt.Sprintf("sandbox: %s tier=unknown(dry-run) net=%s level=%s spec=%s posture=%s NOT ENFORCED", p.Backend, d.Net, d.Level, shortHash(p.frozen.hash), postureWord(d.Posture)), d)
 }
 
-// documentedEnv are the VETTO_* variables vetto-runtime reads. There are
-// none: nothing about enforcement is configured through the environment.
-var documentedEnv = map[string]bool{}
+func postureWord(p launch.Posture) string {
+	if p.Isolated() {
+		return "isolated"
+	}
+	return "weakened"
+}
 
-// plan decides a launch from the effective spec and the caller's request.
-// It refuses with ErrFloorForbids (126) when the operator's floor forbids
-// the launch, and with ErrDegradedRefused (125) when the level demands
-// what the bundle or this build cannot give.
-func (r *Runtime) plan(id string, s *specs.Spec, sec Security) (*Plan, error) {
-	level, err := decideLevel(sec, s.Annotations)
+func launchLine(head string, d *launch.Decision) string {
+	if !d.Posture.Isolated() {
+		head += " weakened: " + strings.Join(d.Posture.Weakened, ", ") + ";"
+	}
+	if len(d.Degraded) > 0 {
+		head += " degraded: " + strings.Join(d.DegradedStrings(), "; ")
+	}
+	if len(d.Notes) > 0 {
+		head += " notes: " + strings.Join(d.Notes, "; ")
+	}
+	return strings.TrimSuffix(head, ";")
+}
+
+// plan decides a launch from the effective spec and the caller's request
+// through the launch evaluator, and freezes the spec. A refusal is an
+// error whose kind is the evaluator's worst violation: ErrFloorForbids
+// (126), ErrInvalidInput (1), ErrBackendUnavailable or ErrDegradedRefused
+// (125), listing every violation.
+func (r *Runtime) plan(id, bundle string, s *specs.Spec, sec Security, systemd bool) (*Plan, error) {
+	host, err := r.launchHost(id, bundle, s, systemd)
 	if err != nil {
 		return nil, err
 	}
-	p := &Plan{ID: id, Backend: r.Backend.Name(), Level: level, Tier: tier(s), Net: netMode(s), allow: map[string]bool{}}
-	for f := range sec.AllowDegraded {
-		p.allow[f] = true
+	d := launch.Evaluate(launch.Request{
+		Spec: s, Level: sec.Level, LevelSet: sec.LevelSet, Allow: sec.AllowDegraded,
+		NoVerify: sec.NoVerify, Environ: r.Environ,
+	}, host, r.Config.floor())
+	if !d.OK() {
+		return nil, refusal(d.Level, d.Violations)
 	}
-	// A compiled policy carries its allow_degraded here, as it carries its
-	// level in dev.vetto.level: the bundle's author accepts the named
-	// degradations at standard. Strict still allows none, each one is
-	// printed and recorded, and the operator's floor (min_level) bounds it.
-	if a, ok := s.Annotations[AnnotationAllowDegraded]; ok {
-		fs, err := ParseFeatures([]string{a})
-		if err != nil {
-			return nil, Errorf(ErrInvalidInput, "annotation %s: %w", AnnotationAllowDegraded, err)
-		}
-		for f := range fs {
-			p.allow[f] = true
-		}
-	}
-
-	// The environment never weakens anything; a VETTO_* variable that is
-	// not a documented input is a sign of someone trying (a diagnostic
-	// override of an older tool, say), so strict refuses to launch.
-	var poison []string
-	for _, kv := range r.Environ {
-		name, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(name, "VETTO_") && !documentedEnv[name] {
-			poison = append(poison, name)
-		}
-	}
-	sort.Strings(poison)
-	if len(poison) > 0 {
-		if level == LevelStrict {
-			return nil, Errorf(ErrDegradedRefused, "environment variables %s are not inputs of vetto-runtime and are refused at level strict; unset them", strings.Join(poison, ", "))
-		}
-		p.Warnings = append(p.Warnings, "ignored environment variables "+strings.Join(poison, ", ")+" (they change nothing)")
-	}
-
-	if err := r.Floor.check(level, s); err != nil {
+	launch.Normalize(s)
+	frozen, err := freeze(s)
+	if err != nil {
 		return nil, err
 	}
-	if level == LevelStrict {
-		if reqs := strictRequirements(s); len(reqs) > 0 {
-			parts := make([]string, len(reqs))
-			for i, q := range reqs {
-				parts[i] = q.rule + ": " + q.detail
-			}
-			return nil, Errorf(ErrDegradedRefused, "level strict refuses this bundle: %s", strings.Join(parts, "; "))
-		}
-	}
-	missing := unenforceable(s)
-	features := make([]string, 0, len(missing))
-	for f := range missing {
-		features = append(features, f)
-	}
-	sort.Strings(features)
-	for _, f := range features {
-		if err := acceptDegradation(level, p.allow, f, missing[f]); err != nil {
-			return nil, err
-		}
-		p.Degraded = append(p.Degraded, f+": "+missing[f])
-	}
-	if p.Landlock, err = r.planLandlock(level, p, s); err != nil {
-		return nil, err
-	}
-	if p.frozen, err = freeze(s); err != nil {
-		return nil, err
-	}
-	return p, nil
+	return &Plan{ID: id, Backend: r.Backend.Name(), Decision: d, frozen: frozen}, nil
 }
 
-// acceptDegradation decides whether feature may be missing at level:
-// never at strict, at standard only when --allow-degraded names it, always
-// at degraded (where it is recorded and printed).
-func acceptDegradation(level Level, allow map[string]bool, feature, why string) error {
-	switch {
-	case level == LevelStrict:
-		return Errorf(ErrDegradedRefused, "%s; level strict allows no degradation", why)
-	case level == LevelStandard && !allow[feature]:
-		return Errorf(ErrDegradedRefused, "%s; refused at level standard (accept it with --allow-degraded=%s, or use --security-level degraded)", why, feature)
+// refusal turns the evaluator's violations into one error of the kind the
+// exit-code table maps, naming every rule.
+func refusal(level Level, vs launch.Violations) error {
+	switch vs.Worst() {
+	case launch.KindFloor:
+		return Errorf(ErrFloorForbids, "forbidden: %s", vs)
+	case launch.KindInput:
+		return Errorf(ErrInvalidInput, "%s", vs)
+	case launch.KindHost:
+		return Errorf(ErrBackendUnavailable, "%s", vs)
 	}
-	return nil
+	return Errorf(ErrDegradedRefused, "level %s refuses this launch: %s", level, vs)
+}
+
+// launchHost gathers the host facts the evaluator needs for s.
+func (r *Runtime) launchHost(id, bundle string, s *specs.Spec, systemd bool) (launch.Host, error) {
+	h := launch.Host{Facts: r.Facts != nil, Sources: map[string]launch.Source{}}
+	if _, ok := s.Annotations[AnnotationLandlock]; ok {
+		h.LandlockABI, h.LandlockErr = r.landlockABI()
+	}
+	if lf, ok := r.Backend.(LaunchFacts); ok {
+		h.AppArmor = lf.AppArmorEnabled()
+		inUse, err := lf.CgroupInUse(s, id, systemd)
+		if err != nil {
+			return h, fmt.Errorf("cgroup of %q: %w", id, err)
+		}
+		h.CgroupInUse = inUse
+	}
+	for _, m := range s.Mounts {
+		if !isBindMount(m) || m.Source == "" {
+			continue
+		}
+		h.Sources[m.Source] = sourceFact(m.Source)
+	}
+	if bundle != "" {
+		h.Config = realOrSelf(filepath.Join(bundle, "config.json"))
+	}
+	if s.Root != nil {
+		h.Rootfs = realOrSelf(s.Root.Path)
+	}
+	return h, nil
+}
+
+func isBindMount(m specs.Mount) bool {
+	if m.Type == "bind" {
+		return true
+	}
+	for _, o := range m.Options {
+		if o == "bind" || o == "rbind" {
+			return true
+		}
+	}
+	return false
+}
+
+// sourceFact reads what a bind source is, without following a final
+// symlink for its kind but with every symlink resolved for its real path
+// (the mount follows them).
+func sourceFact(p string) launch.Source {
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return launch.Source{Real: filepath.Clean(p), Kind: launch.SourceMissing}
+		}
+		return launch.Source{Real: filepath.Clean(p)}
+	}
+	fi, err := os.Stat(real)
+	if err != nil {
+		return launch.Source{Real: real}
+	}
+	switch m := fi.Mode(); {
+	case m.IsDir():
+		return launch.Source{Real: real, Kind: launch.SourceDir}
+	case m&os.ModeSocket != 0:
+		return launch.Source{Real: real, Kind: launch.SourceSocket}
+	case m&os.ModeDevice != 0:
+		return launch.Source{Real: real, Kind: launch.SourceDevice}
+	}
+	return launch.Source{Real: real, Kind: launch.SourceFile}
+}
+
+func realOrSelf(p string) string {
+	if real, err := filepath.EvalSymlinks(p); err == nil {
+		return real
+	}
+	return filepath.Clean(p)
+}
+
+func (r *Runtime) landlockABI() (int, error) {
+	if r.LandlockABI != nil {
+		return r.LandlockABI()
+	}
+	return landlock.HostABI()
 }

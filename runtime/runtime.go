@@ -14,8 +14,9 @@ type Runtime struct {
 	// Facts reads host facts of live processes for the pre-launch
 	// verification; nil on platforms without namespaces.
 	Facts hooks.Facts
-	// Floor is the operator's floor; nil means none.
-	Floor *Floor
+	// Config is the operator's runtime.toml (the floor and settings); nil
+	// means none.
+	Config *Config
 	// Environ is the runtime's environment, scanned for VETTO_* overrides.
 	Environ []string
 	// Launchf prints the launch line (stderr, or the log).

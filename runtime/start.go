@@ -67,7 +67,7 @@ func (r *Runtime) startLocked(rec *Record, c Container) error {
 		// The spec: a failing startContainer hook means "stop the
 		// container"; any other failure to start leaves nothing to run.
 		_ = r.Store.moveLocked(rec, StateSpawnFailed, err.Error())
-		return stopAfterFailure(c, fmt.Errorf("start %q: %w", rec.ID, err))
+		return stopAfterFailure(c, fmt.Errorf("start %q: %w", rec.ID, spawnFailed(err)))
 	}
 	if err := r.Store.moveLocked(rec, StateRunning, ""); err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/vetto-dev/vetto-runtime/hooks"
+	"github.com/vetto-dev/vetto-runtime/runtime/launch"
 )
 
 // Layout of one container's directory under --root:
@@ -56,6 +57,15 @@ type Record struct {
 	// Degraded names each accepted degradation (at degraded, or allowed
 	// with --allow-degraded).
 	Degraded []string `json:"degraded,omitempty"`
+	// Notes are recorded facts that are no failure (less privilege than
+	// asked, capabilities unset).
+	Notes []string `json:"notes,omitempty"`
+	// Posture names what the spec gives of the host away; empty:
+	// isolated.
+	Posture []string `json:"posture,omitempty"`
+	// Allow is what the launch accepted as degradable (the caller's
+	// --allow-degraded and the bundle's own), for the pre-launch checks.
+	Allow []string `json:"allow,omitempty"`
 	// LaunchLine is the one line printed before the process ran.
 	LaunchLine string `json:"launchLine,omitempty"`
 	// Landlock is the ruleset the container's process runs under (the
@@ -74,10 +84,12 @@ type Record struct {
 	// verification (PASS, FAIL, INCONCLUSIVE), Verdicts its checks.
 	Verification string         `json:"verification,omitempty"`
 	Verdicts     []hooks.Result `json:"verdicts,omitempty"`
-	// Updated are the memory and pids limits `update` set since create:
-	// verify's P7 reads the cgroup back against these, not the frozen
-	// spec's, so an audited update is not taken for drift.
-	Updated *UpdatedLimits `json:"updated,omitempty"`
+	// Limits are the memory and pids limits as they stand: the frozen
+	// spec's, changed by audited updates since. verify's P7 reads the
+	// cgroup back against these, so an audited update is not taken for
+	// drift; a limit an accepted update removed is -1, and P7 says so
+	// rather than dropping the check.
+	Limits launch.Limits `json:"limits"`
 	// Receipt is the last teardown's; a container whose teardown left
 	// something keeps its state with the receipt saying what.
 	Receipt *hooks.Receipt `json:"receipt,omitempty"`
@@ -267,10 +279,4 @@ func writeFile(path string, data []byte, perm fs.FileMode, sync bool) (retErr er
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
-}
-
-// UpdatedLimits are limits changed by `update` after create.
-type UpdatedLimits struct {
-	Memory *int64 `json:"memory,omitempty"`
-	Pids   *int64 `json:"pids,omitempty"`
 }

@@ -9,6 +9,7 @@ import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/vetto-dev/vetto-runtime/hooks"
+	"github.com/vetto-dev/vetto-runtime/runtime/launch"
 )
 
 // ProbeSelf is how the probe names the runtime inside a container: the
@@ -23,7 +24,7 @@ const (
 )
 
 // NoVerifyReason is the degradation --no-verify records.
-const NoVerifyReason = "verification: post-launch verification skipped (--no-verify)"
+const NoVerifyReason = "verify: post-launch verification skipped (--no-verify)"
 
 // postFacts are the facts post-launch verification needs, if this
 // platform's facts have them.
@@ -81,82 +82,100 @@ func probeRunner(c Container, sp *specs.Spec) hooks.ProbeRunner {
 // VerifiedRuntime, and at strict is a failure.
 func (r *Runtime) verifyPostLaunchLocked(rec *Record, c Container, sp *specs.Spec) error {
 	if rec.NoVerify {
-		return nil
-	}
-	pf, ok := r.postFacts()
-	if !ok || rec.Baseline == nil {
-		if rec.Level == LevelStrict {
-			why := "no post-launch facts on this platform"
-			_ = r.Store.moveLocked(rec, StatePostLaunchFailed, why)
-			return stopAfterFailure(c, Errorf(ErrPostLaunchFailed, "start %q: strict needs post-launch verification: %s", rec.ID, why))
-		}
+		// An accepted degradation (verify): --no-verify, or a platform
+		// without host facts; the record and the launch line say so.
 		return nil
 	}
 	start := time.Now()
-	results := hooks.PostLaunch(r.liveInput(rec, c, sp), pf, probeRunner(c, sp))
+	var results []hooks.Result
+	pf, ok := r.postFacts()
+	switch {
+	case !ok:
+		results = []hooks.Result{{Check: "P1/identity", Verdict: hooks.Unavailable, Expected: "host facts of the running process", Found: "this platform reads none"}}
+	case rec.Baseline == nil:
+		results = []hooks.Result{{Check: "P1/identity", Verdict: hooks.Unavailable, Expected: "the init recorded at create", Found: "no baseline was recorded"}}
+	default:
+		results = hooks.PostLaunch(r.liveInput(rec, c, sp), pf, probeRunner(c, sp))
+	}
 	return r.judgeLocked(rec, c, phasePoststart, results, time.Since(start))
 }
 
-// judgeLocked records verdicts and acts on them. phase is phasePoststart
-// or phaseVerify; at degraded a FAIL fails only verify, whose caller asked
-// whether the container holds, while poststart records it and runs on.
+// judgeLocked records verdicts and acts on them as the launch evaluator
+// says (launch.PostLaunch). phase is phasePoststart or phaseVerify; at
+// degraded a FAIL fails only verify, whose caller asked whether the
+// container holds, while poststart records it and runs on.
 func (r *Runtime) judgeLocked(rec *Record, c Container, phase string, results []hooks.Result, took time.Duration) error {
 	if err := r.Store.auditLocked(AuditEvent{ID: rec.ID, Spec: rec.SpecHash, Level: rec.Level.String(), Event: "verdicts", Reason: phase, Results: results, Duration: took}, true); err != nil {
 		return stopAfterFailure(c, err)
 	}
 	rec.Verdicts = results
-	switch hooks.Summarize(results) {
-	case hooks.AllPass:
+	summary := hooks.Summarize(results)
+	exited := false
+	if summary == hooks.Inconclusive {
+		if st, err := c.Status(); err == nil && st == StatusStopped {
+			exited = true
+		}
+	}
+	action, rule := launch.PostLaunch(rec.Level, summary, exited)
+	switch action {
+	case launch.Verified:
 		rec.Verification = string(hooks.Pass)
 		if rec.State == StateRunning {
 			return r.Store.moveLocked(rec, StateVerifiedRuntime, "")
 		}
 		return r.Store.writeRecordLocked(rec)
-	case hooks.AnyFail:
-		rec.Verification = string(hooks.Fail)
-		failed := hooks.Failed(hooks.Only(results, hooks.Fail))
+	case launch.Record, launch.Kill:
+		if summary == hooks.AnyFail {
+			rec.Verification = string(hooks.Fail)
+		} else {
+			rec.Verification = "INCONCLUSIVE"
+		}
+		bad := hooks.Failed(hooks.Only(results, hooks.Fail))
+		if bad == "" {
+			bad = hooks.Failed(results)
+		}
 		to := StatePostLaunchFailed
 		if rec.State == StateVerifiedRuntime {
 			to = StateDriftDetected
 		}
-		if rec.Level == LevelDegraded {
+		if action == launch.Record {
 			// Recorded, named, and the container runs on: what degraded
 			// means. It is not VerifiedRuntime, and says why.
-			if note := phase + " FAIL: " + failed; !slices.Contains(rec.Degraded, note) {
+			if note := phase + " FAIL: " + bad; !slices.Contains(rec.Degraded, note) {
 				rec.Degraded = append(rec.Degraded, note)
 			}
 			if rec.State == StateVerifiedRuntime {
-				if err := r.Store.moveLocked(rec, StateDriftDetected, failed); err != nil {
+				if err := r.Store.moveLocked(rec, StateDriftDetected, bad); err != nil {
 					return err
 				}
 			} else if err := r.Store.writeRecordLocked(rec); err != nil {
 				return err
 			}
-			r.Warnf("degraded: %s verification of %q failed: %s", phase, rec.ID, failed)
+			r.Warnf("degraded: %s verification of %q failed: %s", phase, rec.ID, bad)
 			if phase == phasePoststart {
 				return nil
 			}
 			// verify was asked whether the container holds: it does not.
-			return Errorf(ErrPostLaunchFailed, "%s verification of %q failed (level degraded: recorded, container left running): %s", phase, rec.ID, failed)
+			return Errorf(ErrPostLaunchFailed, "%s verification of %q failed (level degraded: recorded, container left running): %s", phase, rec.ID, bad)
 		}
-		_ = r.Store.moveLocked(rec, to, failed)
-		return stopAfterFailure(c, Errorf(ErrPostLaunchFailed, "%s verification of %q failed, container killed: %s", phase, rec.ID, failed))
+		_ = r.Store.moveLocked(rec, to, bad)
+		what := "failed"
+		if summary != hooks.AnyFail {
+			what = "inconclusive, which strict does not accept;"
+		}
+		return stopAfterFailure(c, Errorf(ErrPostLaunchFailed, "%s verification of %q %s container killed [%s]: %s", phase, rec.ID, what, rule, bad))
+	case launch.Exited:
+		// The process exited before it could be verified: nothing is left
+		// to verify or to kill, and its sandbox was verified before it
+		// could exec (pre-launch).
+		rec.Verification = "EXITED"
+		return r.Store.writeRecordLocked(rec)
 	default:
 		rec.Verification = "INCONCLUSIVE"
 		if err := r.Store.writeRecordLocked(rec); err != nil {
 			return err
 		}
-		if st, err := c.Status(); err == nil && st == StatusStopped {
-			// The process exited before it could be verified: there is
-			// nothing left to verify or to kill.
-			return nil
-		}
-		bad := hooks.Failed(results)
-		if rec.Level == LevelStrict {
-			_ = r.Store.moveLocked(rec, StatePostLaunchFailed, bad)
-			return stopAfterFailure(c, Errorf(ErrPostLaunchFailed, "%s verification of %q inconclusive, which strict does not accept; container killed: %s", phase, rec.ID, bad))
-		}
-		r.Warnf("%s verification of %q inconclusive, container not verified: %s", phase, rec.ID, bad)
+		r.Warnf("%s verification of %q inconclusive, container not verified: %s", phase, rec.ID, hooks.Failed(results))
 		return nil
 	}
 }
@@ -196,29 +215,49 @@ func (r *Runtime) Verify(id string) ([]hooks.Result, error) {
 		}
 		return nil, fmt.Errorf("verify %q: %w", id, err)
 	}
-	withUpdatedLimits(sp, rec.Updated)
+	removed := withCurrentLimits(sp, rec.Limits)
 	start := time.Now()
-	results := hooks.OnDemand(r.liveInput(rec, c, sp), pf, probeRunner(c, sp))
+	results := append(hooks.OnDemand(r.liveInput(rec, c, sp), pf, probeRunner(c, sp)), removedLimits(removed)...)
 	return results, r.judgeLocked(rec, c, phaseVerify, results, time.Since(start))
 }
 
-// withUpdatedLimits puts the limits `update` set into sp (a copy read for
-// this verification only), where P7 expects them.
-func withUpdatedLimits(sp *specs.Spec, u *UpdatedLimits) {
-	if u == nil || sp.Linux == nil {
-		return
+// withCurrentLimits puts the limits as they stand (the frozen spec's,
+// changed by audited updates) into sp, a copy read for this verification
+// only, where P7 expects them. A limit an accepted update removed (-1) is
+// left out of sp, and returned so P7 says so instead of dropping it.
+func withCurrentLimits(sp *specs.Spec, l launch.Limits) (removed []string) {
+	if sp.Linux == nil {
+		return nil
 	}
 	if sp.Linux.Resources == nil {
 		sp.Linux.Resources = &specs.LinuxResources{}
 	}
 	res := sp.Linux.Resources
-	if u.Memory != nil {
+	if l.Memory != nil {
 		if res.Memory == nil {
 			res.Memory = &specs.LinuxMemory{}
 		}
-		res.Memory.Limit = u.Memory
+		res.Memory.Limit = l.Memory
+		if *l.Memory < 0 {
+			removed = append(removed, "memory")
+		}
 	}
-	if u.Pids != nil {
-		res.Pids = &specs.LinuxPids{Limit: u.Pids}
+	if l.Pids != nil {
+		res.Pids = &specs.LinuxPids{Limit: l.Pids}
+		if *l.Pids < 0 {
+			removed = append(removed, "pids")
+		}
 	}
+	return removed
+}
+
+// removedLimits are P7's verdicts for limits an accepted update removed:
+// the check stays, and says it cannot pass.
+func removedLimits(removed []string) []hooks.Result {
+	var out []hooks.Result
+	for _, which := range removed {
+		out = append(out, hooks.Result{Check: "P7/limits/" + which, Verdict: hooks.Unavailable, Evidence: hooks.HostFact,
+			Feature: string(FeatureLimits), Expected: "the " + which + " limit the container launched with", Found: "removed by an update (accepted degradation: limits)"})
+	}
+	return out
 }

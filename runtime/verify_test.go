@@ -2,10 +2,15 @@ package runtime
 
 import (
 	"errors"
+	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/vetto-dev/vetto-runtime/hooks"
+	"github.com/vetto-dev/vetto-runtime/runtime/launch"
 )
 
 func pass(check string) hooks.Result {
@@ -106,19 +111,78 @@ func TestDeleteTeardownIncomplete(t *testing.T) {
 	}
 }
 
-// --no-verify is refused at strict and recorded as a degradation elsewhere.
+// --no-verify is a degradation like any other (13.3): refused at strict,
+// at standard unless --allow-degraded=verify accepts it, recorded at
+// degraded, and refused by a floor that forbids it at every level.
 func TestNoVerify(t *testing.T) {
-	b := &fakeBackend{initPid: 1, containers: map[string]*fakeContainer{}}
-	r := newTestRuntime(t, b, fakeNamespaces{})
-	err := r.Create(CreateOptions{ID: "s", Bundle: writeBundle(t, nil), Security: Security{Level: LevelStrict, LevelSet: true, NoVerify: true}})
-	if !errors.Is(err, ErrDegradedRefused) {
-		t.Fatalf("strict --no-verify: %v", err)
-	}
-	if err := r.Create(CreateOptions{ID: "d", Bundle: writeBundle(t, nil), Security: Security{NoVerify: true}}); err != nil {
+	floor, err := ParseConfig("runtime.toml", []byte("[forbid]\nno_verify = true\n"))
+	if err != nil {
 		t.Fatal(err)
 	}
-	st, _ := r.State("d")
-	if len(st.Vetto.Degraded) == 0 || st.Vetto.Degraded[len(st.Vetto.Degraded)-1] != NoVerifyReason {
-		t.Fatalf("degraded %v, want %q", st.Vetto.Degraded, NoVerifyReason)
+	allow := map[launch.Feature]bool{FeatureVerify: true}
+	tests := []struct {
+		name   string
+		sec    Security
+		config *Config
+		kind   error // nil: created, with the degradation recorded
+	}{
+		{"strict", Security{Level: LevelStrict, LevelSet: true, NoVerify: true, AllowDegraded: allow}, nil, ErrDegradedRefused},
+		{"standard without acceptance", Security{NoVerify: true}, nil, ErrDegradedRefused},
+		{"standard accepted", Security{NoVerify: true, AllowDegraded: allow}, nil, nil},
+		{"degraded", Security{Level: LevelDegraded, LevelSet: true, NoVerify: true}, nil, nil},
+		{"floor forbids it at degraded", Security{Level: LevelDegraded, LevelSet: true, NoVerify: true}, floor, ErrFloorForbids},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := &fakeBackend{initPid: 1, containers: map[string]*fakeContainer{}}
+			r := newTestRuntime(t, b, fakeNamespaces{})
+			r.Config = tt.config
+			id := fmt.Sprintf("c%d", i)
+			err := r.Create(CreateOptions{ID: id, Bundle: writeBundle(t, nil), Security: tt.sec})
+			if tt.kind != nil {
+				if !errors.Is(err, tt.kind) {
+					t.Fatalf("create: %v, want %v", err, tt.kind)
+				}
+				if _, err := os.Stat(r.Store.dir(id)); !os.IsNotExist(err) {
+					t.Fatalf("refused create left its state dir: %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, _ := r.State(id)
+			if !slices.Contains(st.Vetto.Degraded, NoVerifyReason) {
+				t.Fatalf("degraded %v, want %q", st.Vetto.Degraded, NoVerifyReason)
+			}
+		})
+	}
+}
+
+// 13.6: a platform with no host facts cannot verify anything, so a launch
+// there is an accepted verify degradation or nothing: refused at standard
+// unless accepted, never a silent pass; at degraded it runs, marked
+// unverified, and start never calls it VerifiedRuntime.
+func TestNoHostFacts(t *testing.T) {
+	b := &fakeBackend{initPid: 1, containers: map[string]*fakeContainer{}}
+	r, err := New(filepath.Join(t.TempDir(), "root"), b, nil, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Create(CreateOptions{ID: "std", Bundle: writeBundle(t, nil)}); !errors.Is(err, ErrDegradedRefused) {
+		t.Fatalf("create without host facts at standard: %v, want refused", err)
+	}
+	if err := r.Create(CreateOptions{ID: "deg", Bundle: writeBundle(t, nil), Security: Security{Level: LevelDegraded, LevelSet: true}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Start("deg"); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := r.State("deg")
+	if st.Vetto.State == StateVerifiedRuntime || st.Vetto.Verification == string(hooks.Pass) {
+		t.Fatalf("an unverifiable container reads as verified: %+v", st.Vetto)
+	}
+	if !strings.Contains(strings.Join(st.Vetto.Degraded, ";"), "no host facts") {
+		t.Fatalf("degraded %v, want the missing facts named", st.Vetto.Degraded)
 	}
 }

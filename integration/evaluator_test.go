@@ -1,0 +1,249 @@
+//go:build linux
+
+package integration
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+)
+
+// The launch evaluator's holes (the launch-evaluator issue, 13.1–13.10),
+// each as the attack or the refused bundle.
+
+// 13.1: a bundle that leaves out process.capabilities gets none — not the
+// runtime's full set, which libcontainer leaves an init it is given no
+// capabilities for — and the floor's forbid.capabilities cannot be
+// skipped that way.
+func TestUnsetCapabilitiesAreNone(t *testing.T) {
+	e := newEnv(t)
+	floor := filepath.Join(e.tmp, "runtime.toml")
+	if err := os.WriteFile(floor, []byte("[forbid]\ncapabilities = [\"CAP_SYS_ADMIN\"]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	noCaps := func(s *specs.Spec) { s.Process.Capabilities = nil }
+	r := e.vetto("--config", floor, "run", "-b", e.bundle([]string{"grep", "-E", "^Cap(Eff|Prm|Bnd):", "/proc/self/status"}, noCaps), e.id())
+	if r.code != 0 {
+		t.Fatalf("run without process.capabilities: %s", r)
+	}
+	for _, set := range []string{"CapEff", "CapPrm", "CapBnd"} {
+		if !strings.Contains(r.stdout, set+":\t0000000000000000") {
+			t.Errorf("the process has %q; want %s empty", r.stdout, set)
+		}
+	}
+	if !strings.Contains(r.stderr, "capabilities.unset") {
+		t.Errorf("the launch line does not note the unset capabilities: %q", r.stderr)
+	}
+}
+
+// 13.3: --no-verify is a degradation like any other.
+func TestNoVerifyIsADegradation(t *testing.T) {
+	e := newEnv(t)
+	b := e.bundle([]string{"true"}, nil)
+	id := e.id()
+	if r := e.vetto("run", "--no-verify", "-b", b, id); r.code != 125 || !strings.Contains(r.stderr, "--allow-degraded=verify") {
+		t.Fatalf("run --no-verify at standard: %s; want 125 asking for --allow-degraded=verify", r)
+	}
+	e.assertNothingLeft(id)
+	if r := e.vetto("run", "--no-verify", "--allow-degraded", "verify", "-b", b, e.id()); r.code != 0 || !strings.Contains(r.stderr, "degraded: verify: post-launch verification skipped (--no-verify)") {
+		t.Fatalf("accepted --no-verify: %s", r)
+	}
+	floor := filepath.Join(e.tmp, "runtime.toml")
+	if err := os.WriteFile(floor, []byte("min_level = \"standard\"\n[forbid]\nno_verify = true\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	id = e.id()
+	if r := e.vetto("--config", floor, "run", "--no-verify", "--allow-degraded", "verify", "-b", b, id); r.code != 126 || !strings.Contains(r.stderr, "[floor.forbid.no-verify]") {
+		t.Fatalf("--no-verify under a floor that forbids it: %s; want 126", r)
+	}
+	e.assertNothingLeft(id)
+}
+
+// 13.4: update cannot remove the limits the level required; verify keeps
+// judging them.
+func TestUpdateCannotRemoveLimits(t *testing.T) {
+	e := newEnv(t)
+	id := e.runningContainer() // strict: memory and pids limits
+	r := e.vetto("update", "--memory", "-1", "--pids-limit", "-1", id)
+	if r.code != 125 || !strings.Contains(r.stderr, "[update.removes-limit]") {
+		t.Fatalf("update removing a strict container's limits: %s; want 125", r)
+	}
+	if v := e.verifyJSON(id); v.Verification != "PASS" || !v.has("P7/limits/memory") || !v.has("P7/limits/pids") {
+		t.Fatalf("verify after the refused update: %+v; want PASS with both P7 checks", v)
+	}
+	// Raising a limit is the operator's call, audited, and P7 reads it
+	// back.
+	e.mustVetto("update", "--pids-limit", "128", id)
+	if v := e.verifyJSON(id); v.Verification != "PASS" || !strings.Contains(v.found("P7/limits/pids"), "128") {
+		t.Fatalf("verify after raising pids to 128: %+v", v)
+	}
+
+	// At standard, a removal needs --allow-degraded=limits, and then P7
+	// says the limit is gone instead of dropping the check.
+	std := e.id()
+	e.mustVetto("run", "-d", "-b", e.bundle([]string{"sleep", "1000"}, strictSpec), std)
+	if r := e.vetto("update", "--memory", "-1", std); r.code != 125 {
+		t.Fatalf("update --memory -1 at standard: %s; want 125", r)
+	}
+	e.mustVetto("update", "--memory", "-1", "--allow-degraded", "limits", std)
+	v := e.verifyJSON(std)
+	if v.Verification == "PASS" || v.verdict("P7/limits/memory") != "UNAVAILABLE" {
+		t.Fatalf("verify after an accepted removal: %+v; want P7/limits/memory UNAVAILABLE, never a clean PASS", v)
+	}
+	if d := e.state(std)["vetto"].(map[string]any)["degraded"]; !strings.Contains(toJSON(d), "removes the container's memory limit") {
+		t.Errorf("state does not record the accepted removal: %v", d)
+	}
+}
+
+// 13.5: exec never gets more than the container's own process.
+func TestExecNoMoreThanTheContainer(t *testing.T) {
+	e := newEnv(t)
+	id := e.id()
+	e.mustVetto("run", "-d", "--security-level", "strict", "-b", e.bundle([]string{"sleep", "1000"}, edits(strictSpec, func(s *specs.Spec) {
+		s.Process.User = specs.User{UID: 1000, GID: 1000}
+		s.Process.Capabilities = &specs.LinuxCapabilities{Bounding: []string{"CAP_KILL", "CAP_CHOWN"}}
+		s.Process.Rlimits = []specs.POSIXRlimit{{Type: "RLIMIT_NOFILE", Hard: 1024, Soft: 1024}}
+	})), id)
+	proc := filepath.Join(e.tmp, "process.json")
+	if err := os.WriteFile(proc, []byte(`{"args":["true"],"cwd":"/","user":{"uid":1000,"gid":1000},"noNewPrivileges":true,"rlimits":[{"type":"RLIMIT_NOFILE","hard":1048576,"soft":1048576}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name string
+		args []string
+		rule string
+	}{
+		{"--user 0", []string{"exec", "--user", "0", id, "true"}, "[exec.user]"},
+		{"--cap of a bounding-only capability", []string{"exec", "--cap", "CAP_KILL", id, "true"}, "[exec.capabilities]"},
+		{"--process with a higher rlimit", []string{"exec", "--process", proc, id}, "[exec.rlimits]"},
+		{"--cwd into /proc", []string{"exec", "--cwd", "/proc/self/fd/3", id, "true"}, "[exec.cwd]"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if r := e.vetto(tt.args...); r.code != 1 || !strings.Contains(r.stderr, tt.rule) {
+				t.Fatalf("%s; want exit 1 naming %s", r, tt.rule)
+			}
+		})
+	}
+	if r := e.vetto("exec", id, "sh", "-c", "id -u; grep CapEff /proc/self/status"); r.code != 0 || !strings.HasPrefix(r.stdout, "1000\n") || !strings.Contains(r.stdout, "0000000000000000") {
+		t.Fatalf("exec as the container's user: %s", r)
+	}
+}
+
+// 13.7: at strict, a process that exits before post-launch verification
+// is recorded as such (its sandbox was verified before it could exec),
+// its status passes through, and it is never VerifiedRuntime.
+func TestStrictExitedBeforeVerification(t *testing.T) {
+	e := newEnv(t)
+	r := e.vetto("run", "--security-level", "strict", "-b", e.bundle([]string{"sh", "-c", "exit 3"}, strictSpec), e.id())
+	if r.code != 3 {
+		t.Fatalf("strict run of exit 3: %s; want 3", r)
+	}
+	id := e.id()
+	e.mustVetto("run", "-d", "--security-level", "strict", "-b", e.bundle([]string{"true"}, strictSpec), id)
+	e.waitStatus(id, "stopped")
+	v := e.state(id)["vetto"].(map[string]any)
+	if v["verification"] == "PASS" || v["state"] == "VerifiedRuntime" {
+		t.Fatalf("a process that exited at once reads as verified: %v", v)
+	}
+	if v["verification"] != "EXITED" && v["verification"] != "PASS" {
+		t.Logf("verification %v (the probe may have seen the process)", v["verification"])
+	}
+}
+
+// 13.8: a backend failure during create is the sandbox not established
+// (125, TestBadSystemdCgroup has one: --systemd-cgroup without systemd),
+// not a usage error; the user's own missing command stays 1, as with runc.
+func TestMissingCommandIsNotASandboxFailure(t *testing.T) {
+	e := newEnv(t)
+	for _, cmd := range []string{"/nonexistent", "nonexistent-cmd"} {
+		if r := e.vetto("run", "-b", e.bundle([]string{cmd}, nil), e.id()); r.code != 1 {
+			t.Fatalf("run of a missing command %s: %s; want 1", cmd, r)
+		}
+	}
+}
+
+// 13.9: a cgroupsPath that names a populated host cgroup is refused, and
+// the host process in it survives (delete -f used to cgroup.kill it).
+func TestCgroupInUseRefused(t *testing.T) {
+	e := newEnv(t)
+	dir := "/sys/fs/cgroup/unified/vetto-test-host-" + strconv.Itoa(os.Getpid())
+	if _, err := os.Stat("/sys/fs/cgroup/unified"); err != nil {
+		dir = "/sys/fs/cgroup/vetto-test-host-" + strconv.Itoa(os.Getpid())
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	victim := exec.Command("sleep", "300")
+	if err := victim.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = victim.Process.Kill()
+		_ = victim.Wait()
+		_ = os.Remove(dir)
+	})
+	if err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(victim.Process.Pid)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	id := e.id()
+	b := e.bundle([]string{"true"}, func(s *specs.Spec) { s.Linux.CgroupsPath = "/" + filepath.Base(dir) })
+	r := e.vetto("run", "-b", b, id)
+	if r.code != 125 || !strings.Contains(r.stderr, "[cgroup.in-use]") {
+		t.Fatalf("run into a populated host cgroup: %s; want 125 naming cgroup.in-use", r)
+	}
+	_ = e.vetto("delete", "--force", id)
+	time.Sleep(50 * time.Millisecond)
+	// A killed process leaves its cgroup as it exits.
+	if data, _ := os.ReadFile(filepath.Join(dir, "cgroup.procs")); !strings.Contains(string(data), strconv.Itoa(victim.Process.Pid)) {
+		t.Fatalf("the host process in the cgroup was killed or moved: cgroup.procs %q", data)
+	}
+}
+
+// 13.10: bundles written by runc spec 1.1.x (ambient capabilities without
+// inheritable ones, which the kernel cannot raise) run as with runc: less
+// privilege than asked is a note, and the exit status passes through.
+func TestRuncSpecBundleRuns(t *testing.T) {
+	runc, err := exec.LookPath("runc")
+	if err != nil {
+		t.Fatal("runc not found (make deps installs Debian's)")
+	}
+	e := newEnv(t)
+	dir := t.TempDir()
+	if out, err := exec.Command(runc, "spec", "--bundle", dir).CombinedOutput(); err != nil {
+		t.Fatalf("runc spec: %v: %s", err, out)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s specs.Spec
+	if err := json.Unmarshal(data, &s); err != nil {
+		t.Fatal(err)
+	}
+	if c := s.Process.Capabilities; c == nil || len(c.Ambient) == 0 || len(c.Inheritable) != 0 {
+		t.Logf("this runc spec does not list ambient without inheritable: %+v", c)
+	}
+	s.Root.Path = rootfs
+	s.Process.Terminal = false
+	s.Process.Args = []string{"sh", "-c", "exit 9"}
+	writeSpec(t, dir, &s)
+	r := e.vetto("run", "-b", dir, e.id())
+	if r.code != 9 {
+		t.Fatalf("run of runc spec's bundle: %s; want its exit status 9", r)
+	}
+	if !strings.Contains(r.stderr, "less privilege than asked") {
+		t.Errorf("the launch line does not note the shortfall: %q", r.stderr)
+	}
+}
+
+func toJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}

@@ -1,0 +1,505 @@
+package launch
+
+import (
+	"fmt"
+	"path"
+	"slices"
+	"sort"
+	"strings"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/vetto-dev/vetto-runtime/spec"
+)
+
+// This file reads a spec for what it gives away. Each function is used by
+// the strict rules, the floor and the posture alike, so the three can
+// never disagree about what a field means.
+
+// isolatingNamespaces must each be new (no path) for a container to be
+// isolated from the host.
+var isolatingNamespaces = []specs.LinuxNamespaceType{
+	specs.PIDNamespace, specs.MountNamespace, specs.NetworkNamespace, specs.IPCNamespace, specs.UTSNamespace,
+}
+
+// hostNamespaces lists the isolating namespaces s shares with the host or
+// joins, as "pid (shared with the host)".
+func hostNamespaces(s *specs.Spec) []string {
+	var out []string
+	for _, t := range isolatingNamespaces {
+		switch p, ok := namespacePath(s, t); {
+		case !ok:
+			out = append(out, string(t)+" (shared with the host)")
+		case p != "":
+			out = append(out, string(t)+" (joins "+p+")")
+		}
+	}
+	return out
+}
+
+func namespacePath(s *specs.Spec, t specs.LinuxNamespaceType) (string, bool) {
+	if s.Linux == nil {
+		return "", false
+	}
+	for _, ns := range s.Linux.Namespaces {
+		if ns.Type == t {
+			return ns.Path, true
+		}
+	}
+	return "", false
+}
+
+func hasNewNamespace(s *specs.Spec, t specs.LinuxNamespaceType) bool {
+	p, ok := namespacePath(s, t)
+	return ok && p == ""
+}
+
+// minimalCaps is the most a strict container may hold: runc's default set
+// without CAP_NET_RAW (raw sockets, packet spoofing), CAP_MKNOD (device
+// nodes), CAP_AUDIT_WRITE, CAP_SETFCAP (file capabilities the host
+// honours) and CAP_FSETID (set-id bits kept on files it writes).
+var minimalCaps = map[string]bool{
+	"CAP_CHOWN": true, "CAP_DAC_OVERRIDE": true, "CAP_FOWNER": true,
+	"CAP_SETGID": true, "CAP_SETUID": true, "CAP_SETPCAP": true,
+	"CAP_NET_BIND_SERVICE": true, "CAP_SYS_CHROOT": true, "CAP_KILL": true,
+}
+
+// engineDefaultCaps is the set Docker, containerd and podman give a
+// container by default; a capability outside it is what --privileged and
+// --cap-add hand out, and what "privileged" means to the floor and the
+// posture.
+var engineDefaultCaps = map[string]bool{
+	"CAP_CHOWN": true, "CAP_DAC_OVERRIDE": true, "CAP_FSETID": true, "CAP_FOWNER": true,
+	"CAP_MKNOD": true, "CAP_NET_RAW": true, "CAP_SETGID": true, "CAP_SETUID": true,
+	"CAP_SETFCAP": true, "CAP_SETPCAP": true, "CAP_NET_BIND_SERVICE": true, "CAP_SYS_CHROOT": true,
+	"CAP_KILL": true, "CAP_AUDIT_WRITE": true,
+}
+
+// capSets are the five sets of a process, unset meaning none.
+func capSets(p *specs.Process) [][]string {
+	if p == nil || p.Capabilities == nil {
+		return nil
+	}
+	c := p.Capabilities
+	return [][]string{c.Bounding, c.Effective, c.Permitted, c.Inheritable, c.Ambient}
+}
+
+// capsOutside lists the capabilities of any set of s's process that are
+// not in allowed, sorted and upper-cased.
+func capsOutside(s *specs.Spec, allowed map[string]bool) []string {
+	seen := map[string]bool{}
+	for _, set := range capSets(s.Process) {
+		for _, name := range set {
+			if n := strings.ToUpper(name); !allowed[n] {
+				seen[n] = true
+			}
+		}
+	}
+	return sortedKeys(seen)
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Seccomp actions that refuse a call.
+var denyActions = map[specs.LinuxSeccompAction]bool{
+	specs.ActErrno: true, specs.ActKill: true, specs.ActKillProcess: true, specs.ActKillThread: true, specs.ActTrap: true,
+}
+
+// dangerousSyscalls are never allowed unconditionally at strict: no
+// container workload needs them, and kernel exploits and escapes do.
+var dangerousSyscalls = []string{
+	"ptrace", "process_vm_readv", "process_vm_writev", "bpf", "kexec_load", "kexec_file_load",
+	"init_module", "finit_module", "delete_module", "mount", "umount2", "pivot_root",
+	"open_by_handle_at", "keyctl", "add_key", "request_key",
+	"io_uring_setup", "io_uring_enter", "io_uring_register", "userfaultfd", "perf_event_open",
+}
+
+// seccompFacts says what s's filter does: whether there is one, whether it
+// refuses by default, whether it refuses anything at all, and which
+// dangerous calls it allows without a condition.
+type seccompFacts struct {
+	present, denyDefault, refusesSomething bool
+	dangerous                              []string
+}
+
+func readSeccomp(s *specs.Spec) seccompFacts {
+	if s.Linux == nil || s.Linux.Seccomp == nil {
+		return seccompFacts{}
+	}
+	sc := s.Linux.Seccomp
+	f := seccompFacts{present: true, denyDefault: denyActions[sc.DefaultAction]}
+	f.refusesSomething = f.denyDefault
+	allowed := map[string]bool{}
+	for _, r := range sc.Syscalls {
+		if denyActions[r.Action] {
+			f.refusesSomething = true
+		}
+		if (r.Action == specs.ActAllow || r.Action == specs.ActLog) && len(r.Args) == 0 {
+			for _, n := range r.Names {
+				allowed[n] = true
+			}
+		}
+	}
+	for _, n := range dangerousSyscalls {
+		if allowed[n] {
+			f.dangerous = append(f.dangerous, n)
+		}
+	}
+	return f
+}
+
+// runcMasked and runcReadonly are the masked and read-only paths runc,
+// containerd and podman give every container (the list every one of them
+// has had since runc 1.0).
+var (
+	runcMasked = []string{
+		"/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys", "/proc/latency_stats",
+		"/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug", "/proc/scsi", "/sys/firmware",
+	}
+	runcReadonly = []string{"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"}
+)
+
+func missingPaths(want, have []string) []string {
+	set := map[string]bool{}
+	for _, h := range have {
+		set[path.Clean(h)] = true
+	}
+	var out []string
+	for _, w := range want {
+		if !set[w] {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+func missingMasks(s *specs.Spec) (masked, readonly []string) {
+	if s.Linux == nil {
+		return runcMasked, runcReadonly
+	}
+	return missingPaths(runcMasked, s.Linux.MaskedPaths), missingPaths(runcReadonly, s.Linux.ReadonlyPaths)
+}
+
+// standardKernelMounts is where a container has each kernel filesystem.
+var standardKernelMounts = map[string][]string{
+	"proc": {"/proc"}, "sysfs": {"/sys"}, "cgroup": {"/sys/fs/cgroup"}, "cgroup2": {"/sys/fs/cgroup"},
+	"devpts": {"/dev/pts"}, "mqueue": {"/dev/mqueue"},
+}
+
+// extraKernelMounts lists kernel filesystem mounts beyond the standard
+// ones: a second proc is a second, writable /proc/sys.
+func extraKernelMounts(s *specs.Spec) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, m := range s.Mounts {
+		places, ok := standardKernelMounts[m.Type]
+		if !ok {
+			continue
+		}
+		dest := path.Clean(m.Destination)
+		key := m.Type + " " + dest
+		if !slices.Contains(places, dest) || seen[key] {
+			out = append(out, m.Type+" at "+dest)
+		}
+		seen[key] = true
+	}
+	return out
+}
+
+// SourceKind is what a bind mount's source is on the host.
+type SourceKind int
+
+const (
+	SourceUnknown SourceKind = iota
+	SourceDir
+	SourceFile
+	SourceSocket
+	SourceDevice
+	SourceMissing
+)
+
+// Source is what the host says of one bind source.
+type Source struct {
+	// Real is the source with every symlink resolved.
+	Real string
+	Kind SourceKind
+}
+
+// kernelTrees are host paths whose contents are the kernel's or its
+// devices'; a bind from there reaches the host itself.
+var kernelTrees = []string{"/proc", "/sys", "/dev"}
+
+// secretTrees are host paths no container should see even read-only.
+var secretTrees = []string{"/boot", "/root"}
+
+// runtimeTrees hold container runtimes' own state and sockets: a bind of
+// one hands over the host.
+var runtimeTrees = []string{
+	"/run/containerd", "/run/docker", "/run/docker.sock", "/run/podman", "/run/crio", "/run/k3s",
+	"/run/vetto-runtime", "/var/lib/docker", "/var/lib/containerd", "/var/lib/containers",
+	"/var/lib/kubelet", "/var/lib/vetto-runtime", "/etc/vetto",
+}
+
+// systemTrees may be bound read-only into a container that cannot be host
+// root on them (a user namespace that does not map host uid 0): a
+// host-root policy bundle's system directories. Anything else of them is
+// the host's configuration or binaries, writable or readable as root.
+var systemTrees = []string{"/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"}
+
+func under(p string, trees []string) bool {
+	for _, t := range trees {
+		if p == t || strings.HasPrefix(p, t+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+func isBind(m specs.Mount) bool {
+	if m.Type == "bind" {
+		return true
+	}
+	return slices.Contains(m.Options, "bind") || slices.Contains(m.Options, "rbind")
+}
+
+func readOnly(m specs.Mount) bool { return slices.Contains(m.Options, "ro") }
+
+// hostRootUnmapped: s runs in a new user namespace whose uid map does not
+// include host uid 0, so the container's root is not host root on host
+// files.
+func hostRootUnmapped(s *specs.Spec) bool {
+	if s.Linux == nil || !hasNewNamespace(s, specs.UserNamespace) || len(s.Linux.UIDMappings) == 0 {
+		return false
+	}
+	for _, m := range s.Linux.UIDMappings {
+		if m.HostID == 0 || (m.HostID < 1 && m.HostID+m.Size > 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// masksSource reports whether m is a mask: a read-only bind of /dev/null.
+func masksSource(m specs.Mount, real string) bool {
+	return real == "/dev/null" && readOnly(m)
+}
+
+// hostBinds lists binds that reach the host: their source is the host's
+// root, its kernel or device trees, its secrets, a container runtime's
+// state, a unix socket or a device node, or a system tree (writable, or
+// readable as host root).
+func hostBinds(s *specs.Spec, sources map[string]Source) []string {
+	unmapped := hostRootUnmapped(s)
+	var out []string
+	for _, m := range s.Mounts {
+		if !isBind(m) {
+			continue
+		}
+		src := path.Clean(m.Source)
+		real, kind := src, SourceUnknown
+		if f, ok := sources[m.Source]; ok {
+			if f.Real != "" {
+				real = f.Real
+			}
+			kind = f.Kind
+		}
+		access := "rw"
+		if readOnly(m) {
+			access = "ro"
+		}
+		what := fmt.Sprintf("bind of %s at %s (%s)", real, m.Destination, access)
+		switch {
+		case masksSource(m, real):
+		case real == "/":
+			out = append(out, what+": the host's root")
+		case kind == SourceSocket:
+			out = append(out, what+": a host unix socket")
+		case kind == SourceDevice:
+			out = append(out, what+": a host device node")
+		case under(real, kernelTrees):
+			out = append(out, what+": the host kernel's or devices' tree")
+		case under(real, secretTrees):
+			out = append(out, what+": host secrets")
+		case under(real, runtimeTrees) || real == "/run" || real == "/var/run":
+			out = append(out, what+": a container runtime's state or the host's run directory")
+		case under(real, systemTrees) && !readOnly(m):
+			out = append(out, what+": the host's system files, writable")
+		case under(real, systemTrees) && !unmapped:
+			out = append(out, what+": the host's system files, readable as host root (no user namespace keeps root unmapped)")
+		}
+	}
+	return out
+}
+
+// bindSourcesOutside lists the binds whose source is under none of the
+// allowed directories (masks excepted).
+func bindSourcesOutside(s *specs.Spec, sources map[string]Source, allowed []string) []string {
+	var out []string
+	for _, m := range s.Mounts {
+		if !isBind(m) {
+			continue
+		}
+		real := path.Clean(m.Source)
+		if f, ok := sources[m.Source]; ok && f.Real != "" {
+			real = f.Real
+		}
+		if masksSource(m, real) || under(real, allowed) {
+			continue
+		}
+		out = append(out, real+" at "+m.Destination)
+	}
+	return out
+}
+
+type devID struct {
+	typ          string
+	major, minor int64 // -1: any
+}
+
+// standardDevices are the device nodes every container has (runc's
+// default set, and /dev/net/tun, which containerd's default rules allow
+// and which reaches only the container's own network).
+var standardDevices = []devID{
+	{"c", 1, 3}, {"c", 1, 5}, {"c", 1, 7}, {"c", 1, 8}, {"c", 1, 9}, // null zero full random urandom
+	{"c", 5, 0}, {"c", 5, 1}, {"c", 5, 2}, {"c", 136, -1}, // tty console ptmx pts
+	{"c", 10, 200}, // net/tun
+}
+
+func standardDevice(typ string, major, minor int64) bool {
+	if typ == "u" {
+		typ = "c"
+	}
+	for _, d := range standardDevices {
+		if d.typ == typ && d.major == major && (d.minor == -1 || d.minor == minor) {
+			return true
+		}
+	}
+	return false
+}
+
+// hostDevices lists device nodes beyond the standard set and device
+// cgroup rules that grant read or write beyond it (mknod alone creates a
+// node nobody may open).
+func hostDevices(s *specs.Spec) []string {
+	if s.Linux == nil {
+		return nil
+	}
+	var out []string
+	for _, d := range s.Linux.Devices {
+		if !standardDevice(d.Type, d.Major, d.Minor) {
+			out = append(out, fmt.Sprintf("device %s (%s %d:%d)", d.Path, d.Type, d.Major, d.Minor))
+		}
+	}
+	if r := s.Linux.Resources; r != nil {
+		for _, d := range r.Devices {
+			if !d.Allow || !strings.ContainsAny(d.Access, "rw") {
+				continue
+			}
+			major, minor := int64(-1), int64(-1)
+			if d.Major != nil {
+				major = *d.Major
+			}
+			if d.Minor != nil {
+				minor = *d.Minor
+			}
+			typ := d.Type
+			if typ == "" {
+				typ = "a"
+			}
+			if typ == "a" || major == -1 || (minor == -1 && !standardDevice(typ, major, 1<<40)) || !standardDevice(typ, major, minor) {
+				out = append(out, fmt.Sprintf("device cgroup rule allowing %s %s:%s %s", typ, wildcard(major), wildcard(minor), d.Access))
+			}
+		}
+	}
+	return out
+}
+
+func wildcard(n int64) string {
+	if n < 0 {
+		return "*"
+	}
+	return fmt.Sprint(n)
+}
+
+// bundleHooks lists the spec's OCI hooks that are neither vetto-runtime's
+// own (spec.IsRuntimeHook, which vetto-runtime never executes: it does
+// their work in-process) nor allowed by the floor.
+func bundleHooks(s *specs.Spec, f *Floor) []string {
+	if s.Hooks == nil {
+		return nil
+	}
+	var out []string
+	//lint:ignore SA1019 prestart is deprecated in the spec but still honoured
+	prestart := s.Hooks.Prestart
+	for _, ph := range []struct {
+		name, own string
+		list      []specs.Hook
+	}{
+		{"prestart", "", prestart}, {"createRuntime", "", s.Hooks.CreateRuntime},
+		{"createContainer", "", s.Hooks.CreateContainer}, {"startContainer", "", s.Hooks.StartContainer},
+		{"poststart", spec.RuntimeHookPoststart, s.Hooks.Poststart}, {"poststop", spec.RuntimeHookPoststop, s.Hooks.Poststop},
+	} {
+		for _, h := range ph.list {
+			if ph.own != "" && spec.IsRuntimeHook(h, ph.own) {
+				continue
+			}
+			if f.hookAllowed(h.Path) {
+				continue
+			}
+			out = append(out, ph.name+" hook "+h.Path)
+		}
+	}
+	return out
+}
+
+// namespacedSysctls are the sysctl prefixes a container's own namespaces
+// own (runc's validator list).
+var namespacedSysctls = []string{"kernel.shm", "kernel.msg", "kernel.sem", "fs.mqueue.", "net.", "kernel.hostname", "kernel.domainname"}
+
+func hostSysctls(s *specs.Spec) []string {
+	if s.Linux == nil {
+		return nil
+	}
+	var out []string
+	for k := range s.Linux.Sysctl {
+		ok := false
+		for _, p := range namespacedSysctls {
+			if strings.HasPrefix(k, p) {
+				ok = true
+			}
+		}
+		if !ok {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func apparmorUnconfined(s *specs.Spec) bool {
+	return s.Process != nil && s.Process.ApparmorProfile == "unconfined"
+}
+
+// limitSet reports whether a limit is set to a positive value.
+func limitSet(v *int64) bool { return v != nil && *v > 0 }
+
+func memoryLimit(s *specs.Spec) *int64 {
+	if s.Linux == nil || s.Linux.Resources == nil || s.Linux.Resources.Memory == nil {
+		return nil
+	}
+	return s.Linux.Resources.Memory.Limit
+}
+
+func pidsLimit(s *specs.Spec) *int64 {
+	if s.Linux == nil || s.Linux.Resources == nil || s.Linux.Resources.Pids == nil {
+		return nil
+	}
+	return s.Linux.Resources.Pids.Limit
+}

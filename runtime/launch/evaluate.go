@@ -1,0 +1,525 @@
+package launch
+
+import (
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/vetto-dev/vetto-runtime/landlock"
+	"github.com/vetto-dev/vetto-runtime/spec"
+)
+
+// Annotations the evaluator reads (the policy compiler writes them).
+const (
+	AnnotationLevel         = spec.AnnotationLevel
+	AnnotationNet           = spec.AnnotationNet
+	AnnotationLandlock      = spec.AnnotationLandlock
+	AnnotationAllowDegraded = spec.AnnotationAllowDegraded
+	// AnnotationPosture = "isolated" makes a weakened posture a refusal.
+	AnnotationPosture = "dev.vetto.posture"
+)
+
+// Request is what the caller asked of a launch (create or run).
+type Request struct {
+	// Spec is the effective spec: validated, paths resolved, the
+	// runtime's own changes made. An unset process.capabilities means no
+	// capabilities.
+	Spec *specs.Spec
+	// Level from --security-level; LevelSet says the flag was given.
+	Level    Level
+	LevelSet bool
+	// Allow names the features the caller accepts as degraded.
+	Allow map[Feature]bool
+	// NoVerify: skip post-launch verification.
+	NoVerify bool
+	// Environ is the runtime's environment, scanned for VETTO_*.
+	Environ []string
+}
+
+// Host is what the runtime read of the host for this launch.
+type Host struct {
+	// Facts: this platform reads host facts of live processes, so the
+	// container can be verified before and after launch.
+	Facts bool
+	// LandlockABI is the host's Landlock ABI (0: none); LandlockErr when
+	// it could not be read.
+	LandlockABI int
+	LandlockErr error
+	// AppArmor is enabled on the host.
+	AppArmor bool
+	// Relay: this build can run the egress relay for network allowlists.
+	Relay bool
+	// CgroupInUse describes the spec's cgroupsPath when it already exists
+	// and holds processes ("" when it does not).
+	CgroupInUse string
+	// Sources are the host facts of each bind mount's source, by the
+	// source as the spec names it.
+	Sources map[string]Source
+	// Config and Rootfs are the bundle's config.json and root filesystem,
+	// symlinks resolved.
+	Config, Rootfs string
+}
+
+// Degradation is one accepted missing part of the sandbox.
+type Degradation struct {
+	Feature Feature `json:"feature"`
+	Reason  string  `json:"reason"`
+}
+
+func (d Degradation) String() string { return string(d.Feature) + ": " + d.Reason }
+
+// Decision is the evaluator's answer for a launch.
+type Decision struct {
+	Level Level
+	// Violations is every rule the request breaks; none means it may go
+	// ahead.
+	Violations Violations
+	// Degraded are the accepted degradations, each named.
+	Degraded []Degradation
+	// Warnings are said once on stderr and in the audit log.
+	Warnings []string
+	// Notes are recorded facts that are no failure (less privilege than
+	// asked, capabilities unset).
+	Notes []string
+	// Landlock is the ruleset the exec shim enforces (the bundle's, or at
+	// degraded what of it the host's ABI enforces); "" for none.
+	Landlock string
+	// Posture is what the spec gives of the host away.
+	Posture Posture
+	// Tier says how complete the Linux sandbox is; Net the network mode.
+	Tier, Net string
+	// Allow is what may be degraded later (pre-launch checks tagged with a
+	// feature): the caller's --allow-degraded and what the bundle accepts
+	// for itself.
+	Allow map[Feature]bool
+	// Unverified: post-launch verification will not run (an accepted
+	// verify degradation).
+	Unverified bool
+
+	floor *Floor
+}
+
+// OK reports whether the launch may go ahead.
+func (d *Decision) OK() bool { return len(d.Violations) == 0 }
+
+// DegradedStrings is Degraded as "feature: reason" lines.
+func (d *Decision) DegradedStrings() []string {
+	out := make([]string, len(d.Degraded))
+	for i, g := range d.Degraded {
+		out[i] = g.String()
+	}
+	return out
+}
+
+// documentedEnv are the VETTO_* variables vetto-runtime reads. There are
+// none: nothing about enforcement is configured through the environment.
+var documentedEnv = map[string]bool{}
+
+// Evaluate decides a launch. floor may be nil (no floor file).
+func Evaluate(req Request, host Host, floor *Floor) *Decision {
+	s := req.Spec
+	d := &Decision{floor: floor, Allow: map[Feature]bool{}, Tier: tier(s), Net: netMode(s)}
+	var v violations
+	d.Level = decideLevel(req, floor, &v)
+
+	for f, ok := range req.Allow {
+		if ok {
+			d.Allow[f] = true
+		}
+	}
+	if a, ok := s.Annotations[AnnotationAllowDegraded]; ok {
+		fs, err := ParseFeatures([]string{a})
+		if err != nil {
+			v.add(RuleBundleFeature, "annotation %s: %v", AnnotationAllowDegraded, err)
+		}
+		for _, f := range sortedFeatures(fs) {
+			if !bundleFeatures[f] {
+				v.add(RuleBundleFeature, "annotation %s names %q, which only the caller may accept", AnnotationAllowDegraded, f)
+				continue
+			}
+			d.Allow[f] = true
+		}
+	}
+
+	var poison []string
+	for _, kv := range req.Environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, "VETTO_") && !documentedEnv[name] {
+			poison = append(poison, name)
+		}
+	}
+	sort.Strings(poison)
+	if len(poison) > 0 {
+		if d.Level == Strict {
+			v.add(RuleEnvVetto, "environment variables %s are not inputs of vetto-runtime and are refused at level strict", strings.Join(poison, ", "))
+		} else {
+			d.Warnings = append(d.Warnings, "ignored environment variables "+strings.Join(poison, ", ")+" (they change nothing)")
+		}
+	}
+
+	if s.Process != nil && s.Process.Capabilities == nil {
+		d.Notes = append(d.Notes, "process.capabilities unset: the process gets no capabilities ["+string(RuleCapsUnset)+"]")
+	}
+	if host.CgroupInUse != "" {
+		v.add(RuleCgroupInUse, "%s", host.CgroupInUse)
+	}
+	selfWritable(s, host, &v)
+
+	d.Posture = PostureOf(s, host.Sources, host.AppArmor)
+	if s.Annotations[AnnotationPosture] == "isolated" && !d.Posture.Isolated() {
+		v.add(RulePostureAnnotated, "the bundle asks for an isolated posture (%s=isolated), but the spec is %s", AnnotationPosture, d.Posture)
+	}
+	checkFloor(s, d, host, floor, &v)
+	if d.Level == Strict {
+		checkStrict(s, host, floor, &v)
+	}
+
+	// Degradations: what the bundle asks for that cannot be established
+	// here, and what the caller asked to skip.
+	if s.Linux != nil && s.Linux.Resources != nil && s.Linux.Resources.Memory != nil {
+		mem := s.Linux.Resources.Memory
+		//lint:ignore SA1019 deprecated in the spec, still refused when set
+		if mem.Kernel != nil || mem.KernelTCP != nil {
+			// libcontainer drops both with a log line; cgroup v2 has
+			// neither, and kernels since 5.16 accept and ignore a kernel
+			// memory limit in v1.
+			d.degrade(FeatureLimits, "kernel memory limits requested (linux.resources.memory.kernel/kernelTCP) but this build does not apply them", &v)
+		}
+	}
+	switch m := s.Annotations[AnnotationNet]; m {
+	case "", "off", "none":
+	default:
+		if !host.Relay {
+			d.degrade(FeatureNetwork, fmt.Sprintf("network mode %q needs the egress relay, which this build lacks; the container would get no network", m), &v)
+		}
+	}
+	if req.NoVerify {
+		d.degrade(FeatureVerify, "post-launch verification skipped (--no-verify)", &v)
+		d.Unverified = true
+	} else if !host.Facts {
+		d.degrade(FeatureVerify, "this platform has no host facts: the container cannot be verified before or after launch", &v)
+		d.Unverified = true
+	}
+	d.Landlock = planLandlock(s, host, d, &v)
+	d.Violations = v.list
+	return d
+}
+
+// decideLevel combines the flag, the bundle's annotation and the floor. A
+// bundle may raise its own bar but not lower one the caller set; with no
+// flag it may go below standard only where the floor's min_level says so;
+// nothing goes below the floor's min_level.
+func decideLevel(req Request, floor *Floor, v *violations) Level {
+	level := Standard
+	if req.LevelSet {
+		level = req.Level
+	}
+	if a, ok := req.Spec.Annotations[AnnotationLevel]; ok {
+		al, err := ParseLevel(a)
+		switch {
+		case err != nil:
+			v.add(RuleLevelUnknown, "annotation %s: %v", AnnotationLevel, err)
+		case al > level:
+			level = al
+		case al < level && !req.LevelSet:
+			if min, set := floor.minimum(); set && al >= min {
+				level = al
+			} else {
+				v.add(RuleLevelAnnotation, "annotation %s=%s would lower the launch below %s, which %s does not allow", AnnotationLevel, al, level, floor.name())
+			}
+		}
+	}
+	if min, _ := floor.minimum(); level < min {
+		v.add(RuleFloorMinLevel, "%s: min_level = %q, the launch is at level %s", floor.name(), min, level)
+	}
+	return level
+}
+
+// degrade accepts a missing feature where the level and the floor allow it,
+// and otherwise records the violation that refuses the launch.
+func (d *Decision) degrade(f Feature, why string, v *violations) {
+	switch {
+	case d.floor.forbidsDegradation(f):
+		rule := RuleFloorDegradations
+		if f == FeatureVerify && d.floor.Forbid.NoVerify {
+			rule = RuleFloorNoVerify
+		}
+		v.add(rule, "%s; %s forbids degrading %s", why, d.floor.name(), f)
+	case d.Level == Strict && f == FeatureVerify:
+		v.add(RuleStrictVerify, "%s; level strict requires verification", why)
+	case d.Level == Strict:
+		v.add(RuleStrictNoDegradation, "%s; level strict allows no degradation", why)
+	case d.Level == Standard && !d.Allow[f]:
+		v.addRemedy(RuleDegradeStandard, fmt.Sprintf("accept it with --allow-degraded=%s, or use --security-level degraded", f), "%s; refused at level standard", why)
+	default:
+		d.Degraded = append(d.Degraded, Degradation{Feature: f, Reason: why})
+	}
+}
+
+// selfWritable refuses a bundle whose config.json or rootfs is under a
+// read-write bind of the same bundle: the container could rewrite what its
+// next run is.
+func selfWritable(s *specs.Spec, host Host, v *violations) {
+	for _, m := range s.Mounts {
+		if !isBind(m) || readOnly(m) {
+			continue
+		}
+		src := path.Clean(m.Source)
+		if f, ok := host.Sources[m.Source]; ok && f.Real != "" {
+			src = f.Real
+		}
+		for _, own := range []struct{ what, p string }{{"config.json", host.Config}, {"root filesystem", host.Rootfs}} {
+			if own.p != "" && under(own.p, []string{src}) {
+				v.add(RuleBundleSelfWrite, "the bundle's %s %s is inside the read-write bind of %s at %s", own.what, own.p, src, m.Destination)
+			}
+		}
+	}
+}
+
+// checkStrict lists every way s falls short of strict.
+func checkStrict(s *specs.Spec, host Host, floor *Floor, v *violations) {
+	if s.Linux == nil {
+		v.add(RuleStrictLinux, "no linux section: no namespaces, cgroup or seccomp")
+		return
+	}
+	if hn := hostNamespaces(s); len(hn) > 0 {
+		v.add(RuleStrictNamespaces, "namespaces not new: %s", strings.Join(hn, ", "))
+	}
+	sc := readSeccomp(s)
+	switch {
+	case !sc.present:
+		v.add(RuleStrictSeccomp, "no seccomp filter")
+	case !sc.denyDefault:
+		v.add(RuleStrictSeccompDeny, "the seccomp filter's defaultAction is %s, which allows every call it does not list", s.Linux.Seccomp.DefaultAction)
+	}
+	if len(sc.dangerous) > 0 {
+		v.add(RuleStrictSeccompBlocks, "the seccomp filter allows %s", strings.Join(sc.dangerous, ", "))
+	}
+	if s.Process == nil || !s.Process.NoNewPrivileges {
+		v.add(RuleStrictNoNewPrivs, "process.noNewPrivileges is not true")
+	}
+	if extra := capsOutside(s, minimalCaps); len(extra) > 0 {
+		v.add(RuleStrictCapabilities, "capabilities outside the minimal set: %s", strings.Join(extra, ", "))
+	}
+	if !limitSet(memoryLimit(s)) {
+		v.add(RuleStrictMemory, "no memory limit")
+	}
+	if !limitSet(pidsLimit(s)) {
+		v.add(RuleStrictPids, "no pids limit")
+	}
+	masked, readonly := missingMasks(s)
+	if len(masked) > 0 {
+		v.add(RuleStrictMasks, "not masked: %s", strings.Join(masked, ", "))
+	}
+	if len(readonly) > 0 {
+		v.add(RuleStrictReadonly, "not read-only: %s", strings.Join(readonly, ", "))
+	}
+	if extra := extraKernelMounts(s); len(extra) > 0 {
+		v.add(RuleStrictKernelMounts, "extra kernel mounts: %s", strings.Join(extra, ", "))
+	}
+	if binds := hostBinds(s, host.Sources); len(binds) > 0 {
+		v.add(RuleStrictBindSource, "%s", strings.Join(binds, "; "))
+	}
+	if dev := hostDevices(s); len(dev) > 0 {
+		v.add(RuleStrictDevices, "%s", strings.Join(dev, "; "))
+	}
+	if hooks := bundleHooks(s, floor); len(hooks) > 0 {
+		v.add(RuleStrictHooks, "%s", strings.Join(hooks, ", "))
+	}
+	if host.AppArmor && apparmorUnconfined(s) {
+		v.add(RuleStrictAppArmor, "process.apparmorProfile is \"unconfined\"")
+	}
+	if sys := hostSysctls(s); len(sys) > 0 {
+		v.add(RuleStrictSysctl, "sysctls the container's namespaces do not own: %s", strings.Join(sys, ", "))
+	}
+}
+
+// checkFloor lists every rule of the floor that s breaks.
+func checkFloor(s *specs.Spec, d *Decision, host Host, f *Floor, v *violations) {
+	if f == nil {
+		return
+	}
+	name := f.name()
+	if f.Forbid.HostNamespaces {
+		if hn := hostNamespaces(s); len(hn) > 0 {
+			v.add(RuleFloorHostNamespaces, "%s: forbid.host_namespaces: %s", name, strings.Join(hn, ", "))
+		}
+	}
+	if f.Forbid.NoSeccomp {
+		switch sc := readSeccomp(s); {
+		case !sc.present:
+			v.add(RuleFloorNoSeccomp, "%s: forbid.no_seccomp: the bundle has no seccomp filter", name)
+		case !sc.refusesSomething:
+			v.add(RuleFloorNoSeccomp, "%s: forbid.no_seccomp: the bundle's seccomp filter refuses nothing (defaultAction %s)", name, s.Linux.Seccomp.DefaultAction)
+		}
+	}
+	if f.Forbid.WritableRootfs && (s.Root == nil || !s.Root.Readonly) {
+		v.add(RuleFloorWritableRootfs, "%s: forbid.writable_rootfs: root.readonly is not true", name)
+	}
+	if f.Forbid.Privileged {
+		if extra := capsOutside(s, engineDefaultCaps); len(extra) > 0 {
+			v.add(RuleFloorPrivileged, "%s: forbid.privileged: capabilities %s", name, strings.Join(extra, ", "))
+		}
+	}
+	if len(f.Forbid.Capabilities) > 0 {
+		forbidden := map[string]bool{}
+		for _, c := range f.Forbid.Capabilities {
+			forbidden[strings.ToUpper(c)] = true
+		}
+		allowed := map[string]bool{}
+		for _, set := range capSets(s.Process) {
+			for _, c := range set {
+				if !forbidden[strings.ToUpper(c)] {
+					allowed[strings.ToUpper(c)] = true
+				}
+			}
+		}
+		if bad := capsOutside(s, allowed); len(bad) > 0 {
+			v.add(RuleFloorCapabilities, "%s: forbid.capabilities: %s", name, strings.Join(bad, ", "))
+		}
+	}
+	if f.Forbid.Hooks {
+		if hooks := bundleHooks(s, f); len(hooks) > 0 {
+			v.add(RuleFloorHooks, "%s: forbid.hooks: %s", name, strings.Join(hooks, ", "))
+		}
+	}
+	if f.Forbid.Devices {
+		if dev := hostDevices(s); len(dev) > 0 {
+			v.add(RuleFloorDevices, "%s: forbid.devices: %s", name, strings.Join(dev, "; "))
+		}
+	}
+	if f.Forbid.ExtraKernelMounts {
+		if extra := extraKernelMounts(s); len(extra) > 0 {
+			v.add(RuleFloorKernelMounts, "%s: forbid.extra_kernel_mounts: %s", name, strings.Join(extra, ", "))
+		}
+	}
+	if len(f.Allow.BindSources) > 0 {
+		if out := bindSourcesOutside(s, host.Sources, f.Allow.BindSources); len(out) > 0 {
+			v.add(RuleFloorBindSources, "%s: allow.bind_sources: binds from outside %s: %s", name, strings.Join(f.Allow.BindSources, ", "), strings.Join(out, ", "))
+		}
+	}
+	if f.Require.DefaultMasks {
+		masked, readonly := missingMasks(s)
+		if len(masked)+len(readonly) > 0 {
+			v.add(RuleFloorDefaultMasks, "%s: require.default_masks: not masked: %s; not read-only: %s", name, orNone(masked), orNone(readonly))
+		}
+	}
+	if f.Forbid.UnconfinedAppArmor && apparmorUnconfined(s) {
+		v.add(RuleFloorAppArmor, "%s: forbid.unconfined_apparmor: process.apparmorProfile is \"unconfined\"", name)
+	}
+	if f.Forbid.HostSysctls {
+		if sys := hostSysctls(s); len(sys) > 0 {
+			v.add(RuleFloorSysctls, "%s: forbid.host_sysctls: %s", name, strings.Join(sys, ", "))
+		}
+	}
+	if f.Forbid.Weakened && !d.Posture.Isolated() {
+		v.add(RuleFloorWeakened, "%s: forbid.weakened: the spec's posture is %s", name, d.Posture)
+	}
+}
+
+func orNone(list []string) string {
+	if len(list) == 0 {
+		return "none"
+	}
+	return strings.Join(list, ", ")
+}
+
+// planLandlock decides what the Landlock exec shim enforces for a bundle
+// with a dev.vetto.landlock annotation: the ruleset as given when the
+// host's ABI enforces every right it handles; otherwise a violation
+// naming the missing rights, unless the level accepts the degradation —
+// then the rights the host enforces, the rest named. "" means no shim.
+func planLandlock(s *specs.Spec, host Host, d *Decision, v *violations) string {
+	annotation, ok := s.Annotations[AnnotationLandlock]
+	if !ok {
+		return ""
+	}
+	rs, err := landlock.Parse(annotation)
+	if err != nil {
+		v.add(RuleLandlockInput, "annotation %s: %v", AnnotationLandlock, err)
+		return ""
+	}
+	// Landlock needs no_new_privs (or CAP_SYS_ADMIN). The shim does not
+	// set it behind the bundle's back: a bundle that leaves it off wants
+	// setuid programs to gain privilege, which a Landlock domain forbids.
+	if s.Process == nil || !s.Process.NoNewPrivileges {
+		v.add(RuleLandlockInput, "annotation %s asks for Landlock, which needs process.noNewPrivileges: true; set it (policy-compiled bundles do)", AnnotationLandlock)
+		return ""
+	}
+	// The shim is the runtime re-executed through /proc/self/exe inside
+	// the container.
+	if !hasProcMount(s) {
+		v.add(RuleLandlockInput, "annotation %s asks for Landlock, which is applied by an exec shim that needs a proc mount at /proc; add one", AnnotationLandlock)
+		return ""
+	}
+	if host.LandlockErr != nil {
+		v.add(RuleLandlockProbe, "annotation %s: %v", AnnotationLandlock, host.LandlockErr)
+		return ""
+	}
+	abi := host.LandlockABI
+	missing := rs.Unsupported(abi)
+	if len(missing) == 0 {
+		return rs.Encode()
+	}
+	why := fmt.Sprintf("the host's Landlock ABI %d does not enforce %s, which %s handles", abi, landlock.Describe(missing), AnnotationLandlock)
+	if abi == 0 {
+		why = "the host has no Landlock (kernel without it, or disabled at boot); " + AnnotationLandlock + " is not enforced at all"
+	}
+	before := len(v.list)
+	d.degrade(FeatureLandlock, why, v)
+	if len(v.list) > before {
+		return ""
+	}
+	if down := rs.Downgrade(abi); down != nil {
+		return down.Encode()
+	}
+	return ""
+}
+
+func hasProcMount(s *specs.Spec) bool {
+	for _, m := range s.Mounts {
+		if path.Clean(m.Destination) == "/proc" && m.Type == "proc" {
+			return true
+		}
+	}
+	return false
+}
+
+// netMode is what the launch line says of the network.
+func netMode(s *specs.Spec) string {
+	if m, ok := s.Annotations[AnnotationNet]; ok && m != "" {
+		return m
+	}
+	switch p, ok := namespacePath(s, specs.NetworkNamespace); {
+	case !ok:
+		return "host"
+	case p != "":
+		return "joined"
+	}
+	return "none"
+}
+
+// tier says how complete the Linux sandbox is: "full" with new pid, mount,
+// network, ipc and uts namespaces and a seccomp filter; else "partial".
+func tier(s *specs.Spec) string {
+	if len(hostNamespaces(s)) == 0 && readSeccomp(s).present {
+		return "full"
+	}
+	return "partial"
+}
+
+// Normalize makes the runtime's changes the decision implies to the spec
+// before it is frozen: an unset process.capabilities becomes an explicit
+// empty set, so the backend applies "none" (libcontainer applies nothing
+// for an unset one, which leaves the runtime's own) and every later check
+// reads what the process really has.
+func Normalize(s *specs.Spec) {
+	if s.Process != nil && s.Process.Capabilities == nil {
+		s.Process.Capabilities = &specs.LinuxCapabilities{
+			Bounding: []string{}, Effective: []string{}, Permitted: []string{}, Inheritable: []string{}, Ambient: []string{},
+		}
+	}
+}

@@ -1,0 +1,394 @@
+package launch
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+)
+
+func i64(v int64) *int64 { return &v }
+
+// strictSpec meets every strict rule.
+func strictSpec() *specs.Spec {
+	caps := []string{"CAP_KILL"}
+	return &specs.Spec{
+		Version: specs.Version,
+		Root:    &specs.Root{Path: "/b/rootfs", Readonly: true},
+		Process: &specs.Process{Cwd: "/", Args: []string{"true"}, NoNewPrivileges: true, Capabilities: &specs.LinuxCapabilities{Bounding: caps, Effective: caps, Permitted: caps}},
+		Mounts: []specs.Mount{
+			{Destination: "/proc", Type: "proc", Source: "proc"},
+			{Destination: "/dev/pts", Type: "devpts", Source: "devpts"},
+			{Destination: "/sys", Type: "sysfs", Source: "sysfs", Options: []string{"ro"}},
+		},
+		Linux: &specs.Linux{
+			Namespaces: []specs.LinuxNamespace{{Type: "pid"}, {Type: "mount"}, {Type: "network"}, {Type: "ipc"}, {Type: "uts"}},
+			Seccomp:    &specs.LinuxSeccomp{DefaultAction: specs.ActErrno, Syscalls: []specs.LinuxSyscall{{Names: []string{"read", "write"}, Action: specs.ActAllow}}},
+			Resources: &specs.LinuxResources{
+				Memory: &specs.LinuxMemory{Limit: i64(1 << 28)}, Pids: &specs.LinuxPids{Limit: i64(64)},
+				Devices: []specs.LinuxDeviceCgroup{{Allow: false, Access: "rwm"}},
+			},
+			MaskedPaths: append([]string{}, runcMasked...), ReadonlyPaths: append([]string{}, runcReadonly...),
+		},
+		Annotations: map[string]string{},
+	}
+}
+
+var goodHost = Host{Facts: true, LandlockABI: 7}
+
+func mustFloor(t *testing.T, edit func(*Floor)) *Floor {
+	t.Helper()
+	f := &Floor{Path: "runtime.toml"}
+	edit(f)
+	if err := f.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func strictReq(s *specs.Spec) Request { return Request{Spec: s, Level: Strict, LevelSet: true} }
+
+// TestEvaluate is the rule table as cases: each names the hole or rule it
+// pins, and asserts the rule IDs the decision lists (all of them).
+func TestEvaluate(t *testing.T) {
+	realistic := func(f *Floor) {
+		f.MinLevel = "standard"
+		f.Forbid.Privileged, f.Forbid.HostNamespaces, f.Forbid.NoSeccomp = true, true, true
+		f.Forbid.Capabilities = []string{"CAP_SYS_ADMIN"}
+	}
+	tests := []struct {
+		name  string
+		edit  func(*specs.Spec)
+		req   func(*specs.Spec) Request
+		host  func(*Host)
+		floor func(*Floor)
+		rules []RuleID // every rule violated, in order; nil: OK
+		level Level    // zero (degraded) is written as levelDegraded below
+		check func(*testing.T, *Decision)
+	}{
+		{name: "strict bundle at strict", req: strictReq, level: Strict},
+		{name: "default is standard", level: Standard},
+		{name: "annotation raises", edit: func(s *specs.Spec) { s.Annotations[AnnotationLevel] = "strict" }, level: Strict},
+		{name: "annotation cannot lower an explicit flag", edit: func(s *specs.Spec) { s.Annotations[AnnotationLevel] = "degraded" }, req: strictReq, level: Strict},
+		{name: "annotation cannot lower the default without a floor (21)", edit: func(s *specs.Spec) { s.Annotations[AnnotationLevel] = "degraded" },
+			rules: []RuleID{RuleLevelAnnotation}, level: Standard},
+		{name: "annotation lowers where the floor allows it", edit: func(s *specs.Spec) { s.Annotations[AnnotationLevel] = "degraded" },
+			floor: func(f *Floor) { f.MinLevel = "degraded" }, level: levelDegraded},
+		{name: "annotation cannot go below the floor's min_level", edit: func(s *specs.Spec) { s.Annotations[AnnotationLevel] = "degraded" },
+			floor: func(f *Floor) { f.MinLevel = "standard" }, rules: []RuleID{RuleLevelAnnotation}, level: Standard},
+		{name: "bad level annotation", edit: func(s *specs.Spec) { s.Annotations[AnnotationLevel] = "max" }, rules: []RuleID{RuleLevelUnknown}},
+		{name: "floor min level against the flag", req: func(s *specs.Spec) Request { return Request{Spec: s, Level: Degraded, LevelSet: true} },
+			floor: func(f *Floor) { f.MinLevel = "standard" }, rules: []RuleID{RuleFloorMinLevel}, level: levelDegraded},
+		{name: "VETTO_ variable refused at strict", req: func(s *specs.Spec) Request { r := strictReq(s); r.Environ = []string{"VETTO_X=1"}; return r },
+			rules: []RuleID{RuleEnvVetto}, level: Strict},
+		{name: "VETTO_ variable warned at standard", req: func(s *specs.Spec) Request { return Request{Spec: s, Environ: []string{"VETTO_X=1"}} },
+			check: func(t *testing.T, d *Decision) {
+				if len(d.Warnings) != 1 || !strings.Contains(d.Warnings[0], "VETTO_X") {
+					t.Errorf("warnings %q", d.Warnings)
+				}
+			}},
+
+		// 13.1: unset capabilities mean none, to every rule.
+		{name: "unset capabilities pass the floor's forbid.capabilities and say so (13.1)", edit: func(s *specs.Spec) { s.Process.Capabilities = nil },
+			floor: func(f *Floor) { f.Forbid.Capabilities = []string{"CAP_SYS_ADMIN"}; f.Forbid.Privileged = true },
+			check: func(t *testing.T, d *Decision) {
+				if len(d.Notes) != 1 || !strings.Contains(d.Notes[0], string(RuleCapsUnset)) {
+					t.Errorf("notes %q, want the capabilities.unset note", d.Notes)
+				}
+			}},
+		{name: "forbidden capability", edit: func(s *specs.Spec) { s.Process.Capabilities.Ambient = []string{"cap_sys_admin"} },
+			floor: func(f *Floor) { f.Forbid.Capabilities = []string{"CAP_SYS_ADMIN"} }, rules: []RuleID{RuleFloorCapabilities}},
+		// 13.2
+		{name: "strict refuses an allow-by-default seccomp (13.2)", edit: func(s *specs.Spec) {
+			s.Linux.Seccomp = &specs.LinuxSeccomp{DefaultAction: specs.ActAllow}
+		}, req: strictReq, rules: []RuleID{RuleStrictSeccompDeny}, level: Strict},
+		{name: "floor no_seccomp counts a filter that refuses nothing", edit: func(s *specs.Spec) {
+			s.Linux.Seccomp = &specs.LinuxSeccomp{DefaultAction: specs.ActAllow}
+		}, floor: func(f *Floor) { f.Forbid.NoSeccomp = true }, rules: []RuleID{RuleFloorNoSeccomp}},
+		{name: "strict refuses dangerous unconditional allows", edit: func(s *specs.Spec) {
+			s.Linux.Seccomp.Syscalls = append(s.Linux.Seccomp.Syscalls, specs.LinuxSyscall{Names: []string{"ptrace", "bpf"}, Action: specs.ActAllow})
+		}, req: strictReq, rules: []RuleID{RuleStrictSeccompBlocks}, level: Strict},
+		// 13.3
+		{name: "no-verify at standard needs acceptance (13.3)", req: func(s *specs.Spec) Request { return Request{Spec: s, NoVerify: true} },
+			rules: []RuleID{RuleDegradeStandard}},
+		{name: "no-verify accepted at standard", req: func(s *specs.Spec) Request {
+			return Request{Spec: s, NoVerify: true, Allow: map[Feature]bool{FeatureVerify: true}}
+		}, check: func(t *testing.T, d *Decision) {
+			if !d.Unverified || len(d.Degraded) != 1 || d.Degraded[0].Feature != FeatureVerify {
+				t.Errorf("unverified %v, degraded %v", d.Unverified, d.Degraded)
+			}
+		}},
+		{name: "floor min_level=standard does not stop an accepted no-verify, forbid.no_verify does", req: func(s *specs.Spec) Request {
+			return Request{Spec: s, NoVerify: true, Allow: map[Feature]bool{FeatureVerify: true}}
+		}, floor: func(f *Floor) { f.MinLevel = "standard"; f.Forbid.NoVerify = true }, rules: []RuleID{RuleFloorNoVerify}},
+		{name: "no-verify at strict", req: func(s *specs.Spec) Request { r := strictReq(s); r.NoVerify = true; return r },
+			rules: []RuleID{RuleStrictVerify}, level: Strict},
+		// 13.6
+		{name: "no host facts is a verify degradation (13.6)", host: func(h *Host) { h.Facts = false }, rules: []RuleID{RuleDegradeStandard}},
+		{name: "no host facts at strict", req: strictReq, host: func(h *Host) { h.Facts = false }, rules: []RuleID{RuleStrictVerify}, level: Strict},
+		{name: "no host facts at degraded runs unverified", req: func(s *specs.Spec) Request { return Request{Spec: s, Level: Degraded, LevelSet: true} },
+			host: func(h *Host) { h.Facts = false }, level: levelDegraded, check: func(t *testing.T, d *Decision) {
+				if !d.Unverified {
+					t.Error("not marked unverified")
+				}
+			}},
+		// 13.9
+		{name: "cgroupsPath in use (13.9)", host: func(h *Host) { h.CgroupInUse = "/sys/fs/cgroup/x holds pid 1" }, rules: []RuleID{RuleCgroupInUse}},
+
+		// Degradations.
+		{name: "kernel memory refused at standard", edit: func(s *specs.Spec) { s.Linux.Resources.Memory.KernelTCP = i64(1 << 20) },
+			rules: []RuleID{RuleDegradeStandard}},
+		{name: "kernel memory accepted", edit: func(s *specs.Spec) { s.Linux.Resources.Memory.KernelTCP = i64(1 << 20) },
+			req: func(s *specs.Spec) Request { return Request{Spec: s, Allow: map[Feature]bool{FeatureLimits: true}} }},
+		{name: "strict ignores --allow-degraded", edit: func(s *specs.Spec) { s.Annotations[AnnotationNet] = "allowlist" },
+			req: func(s *specs.Spec) Request {
+				r := strictReq(s)
+				r.Allow = map[Feature]bool{FeatureNetwork: true}
+				return r
+			},
+			rules: []RuleID{RuleStrictNoDegradation}, level: Strict},
+		{name: "bundle accepts what it asks for", edit: func(s *specs.Spec) {
+			s.Annotations[AnnotationNet] = "allowlist"
+			s.Annotations[AnnotationAllowDegraded] = "network"
+		}},
+		{name: "bundle cannot accept verify", edit: func(s *specs.Spec) { s.Annotations[AnnotationAllowDegraded] = "verify" },
+			req: func(s *specs.Spec) Request { return Request{Spec: s, NoVerify: true} }, rules: []RuleID{RuleBundleFeature, RuleDegradeStandard}},
+		{name: "floor forbids a degradation at degraded", edit: func(s *specs.Spec) { s.Annotations[AnnotationNet] = "allowlist" },
+			req:   func(s *specs.Spec) Request { return Request{Spec: s, Level: Degraded, LevelSet: true} },
+			floor: func(f *Floor) { f.Forbid.Degradations = []string{"all"} }, rules: []RuleID{RuleFloorDegradations}, level: levelDegraded},
+		{name: "relay available: allowlist is no degradation", edit: func(s *specs.Spec) { s.Annotations[AnnotationNet] = "allowlist" },
+			host: func(h *Host) { h.Relay = true }},
+
+		// 21: strict means isolated by itself.
+		{name: "strict: second proc mount", edit: func(s *specs.Spec) {
+			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/proc2", Type: "proc", Source: "proc"})
+		}, req: strictReq, rules: []RuleID{RuleStrictKernelMounts}, level: Strict},
+		{name: "strict: host block device and its cgroup rule", edit: func(s *specs.Spec) {
+			s.Linux.Devices = []specs.LinuxDevice{{Path: "/dev/vda", Type: "b", Major: 254, Minor: 0}}
+			s.Linux.Resources.Devices = append(s.Linux.Resources.Devices, specs.LinuxDeviceCgroup{Allow: true, Type: "b", Major: i64(254), Minor: i64(0), Access: "rw"})
+		}, req: strictReq, rules: []RuleID{RuleStrictDevices}, level: Strict},
+		{name: "strict: the standard devices and mknod-only rules pass", edit: func(s *specs.Spec) {
+			s.Linux.Devices = []specs.LinuxDevice{{Path: "/dev/null", Type: "c", Major: 1, Minor: 3}}
+			s.Linux.Resources.Devices = append(s.Linux.Resources.Devices,
+				specs.LinuxDeviceCgroup{Allow: true, Type: "c", Access: "m"}, specs.LinuxDeviceCgroup{Allow: true, Type: "b", Access: "m"},
+				specs.LinuxDeviceCgroup{Allow: true, Type: "c", Major: i64(136), Access: "rwm"}, specs.LinuxDeviceCgroup{Allow: true, Type: "c", Major: i64(10), Minor: i64(200), Access: "rwm"})
+		}, req: strictReq, level: Strict},
+		{name: "strict: bind of host /etc as host root", edit: func(s *specs.Spec) {
+			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/host-etc", Type: "bind", Source: "/etc", Options: []string{"rbind", "ro"}})
+		}, req: strictReq, rules: []RuleID{RuleStrictBindSource}, level: Strict},
+		{name: "strict: read-only /etc in a user namespace without host root passes", edit: func(s *specs.Spec) {
+			s.Linux.Namespaces = append(s.Linux.Namespaces, specs.LinuxNamespace{Type: "user"})
+			s.Linux.UIDMappings = []specs.LinuxIDMapping{{ContainerID: 0, HostID: 1000, Size: 1}}
+			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/etc", Type: "bind", Source: "/etc", Options: []string{"bind", "ro"}})
+		}, req: strictReq, level: Strict},
+		{name: "strict: bind of / and of a socket", edit: func(s *specs.Spec) {
+			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/host", Type: "bind", Source: "/", Options: []string{"rbind"}},
+				specs.Mount{Destination: "/d.sock", Type: "bind", Source: "/srv/d.sock", Options: []string{"bind"}})
+		}, host: func(h *Host) { h.Sources = map[string]Source{"/srv/d.sock": {Real: "/srv/d.sock", Kind: SourceSocket}} },
+			req: strictReq, rules: []RuleID{RuleStrictBindSource}, level: Strict,
+			check: func(t *testing.T, d *Decision) {
+				if got := d.Violations[0].Detail; !strings.Contains(got, "the host's root") || !strings.Contains(got, "unix socket") {
+					t.Errorf("detail %q", got)
+				}
+			}},
+		{name: "strict: a symlink to /proc is judged by where it leads", edit: func(s *specs.Spec) {
+			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/x", Type: "bind", Source: "/srv/link", Options: []string{"bind", "ro"}})
+		}, host: func(h *Host) { h.Sources = map[string]Source{"/srv/link": {Real: "/proc/sys", Kind: SourceDir}} },
+			req: strictReq, rules: []RuleID{RuleStrictBindSource}, level: Strict},
+		{name: "strict: bundle hooks", edit: func(s *specs.Spec) {
+			s.Hooks = &specs.Hooks{CreateRuntime: []specs.Hook{{Path: "/bin/evil"}}, Poststart: []specs.Hook{{Path: "/usr/bin/vetto-runtime", Args: []string{"vetto-runtime", "hook", "poststart"}}}}
+		}, req: strictReq, rules: []RuleID{RuleStrictHooks}, level: Strict},
+		{name: "strict: an allowed hook passes", edit: func(s *specs.Spec) {
+			s.Hooks = &specs.Hooks{CreateRuntime: []specs.Hook{{Path: "/usr/libexec/ok"}}}
+		}, req: strictReq, floor: func(f *Floor) { f.Allow.Hooks = []string{"/usr/libexec/ok"} }, level: Strict},
+		{name: "strict: masks smaller than runc's", edit: func(s *specs.Spec) { s.Linux.MaskedPaths = nil; s.Linux.ReadonlyPaths = nil },
+			req: strictReq, rules: []RuleID{RuleStrictMasks, RuleStrictReadonly}, level: Strict},
+		{name: "strict: AppArmor unconfined", edit: func(s *specs.Spec) { s.Process.ApparmorProfile = "unconfined" },
+			host: func(h *Host) { h.AppArmor = true }, req: strictReq, rules: []RuleID{RuleStrictAppArmor}, level: Strict},
+		{name: "strict: host sysctl", edit: func(s *specs.Spec) {
+			s.Linux.Sysctl = map[string]string{"kernel.core_pattern": "|/x", "net.ipv4.ip_forward": "1"}
+		}, req: strictReq, rules: []RuleID{RuleStrictSysctl}, level: Strict},
+		{name: "strict lists every requirement", edit: func(s *specs.Spec) {
+			s.Linux.Seccomp = nil
+			s.Process.NoNewPrivileges = false
+			s.Process.Capabilities.Bounding = append(s.Process.Capabilities.Bounding, "CAP_SETFCAP")
+			s.Linux.Resources = nil
+			s.Linux.Namespaces = s.Linux.Namespaces[:1]
+		}, req: strictReq, rules: []RuleID{RuleStrictNamespaces, RuleStrictSeccomp, RuleStrictNoNewPrivs, RuleStrictCapabilities, RuleStrictMemory, RuleStrictPids}, level: Strict},
+
+		// 21: the floor says each by name.
+		{name: "realistic floor: unmask=ALL and a bind of /", edit: func(s *specs.Spec) {
+			s.Linux.MaskedPaths, s.Linux.ReadonlyPaths = nil, nil
+			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/host", Type: "bind", Source: "/", Options: []string{"rbind"}})
+		}, floor: func(f *Floor) {
+			realistic(f)
+			f.Require.DefaultMasks = true
+			f.Allow.BindSources = []string{"/srv"}
+		}, rules: []RuleID{RuleFloorBindSources, RuleFloorDefaultMasks}},
+		{name: "floor: hooks, devices, kernel mounts, AppArmor, sysctls", edit: func(s *specs.Spec) {
+			s.Hooks = &specs.Hooks{Poststop: []specs.Hook{{Path: "/bin/x"}}}
+			s.Linux.Devices = []specs.LinuxDevice{{Path: "/dev/sda", Type: "b", Major: 8}}
+			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/sys2", Type: "sysfs", Source: "sysfs"})
+			s.Process.ApparmorProfile = "unconfined"
+			s.Linux.Sysctl = map[string]string{"vm.stat_interval": "1"}
+		}, floor: func(f *Floor) {
+			f.Forbid.Hooks, f.Forbid.Devices, f.Forbid.ExtraKernelMounts, f.Forbid.UnconfinedAppArmor, f.Forbid.HostSysctls = true, true, true, true, true
+		}, rules: []RuleID{RuleFloorHooks, RuleFloorDevices, RuleFloorKernelMounts, RuleFloorAppArmor, RuleFloorSysctls}},
+		{name: "realistic floor passes the engines' default capabilities", edit: func(s *specs.Spec) {
+			s.Process.Capabilities.Bounding = []string{"CAP_CHOWN", "CAP_SETFCAP", "CAP_FSETID", "CAP_NET_RAW"}
+		}, floor: realistic},
+		{name: "realistic floor: privileged", edit: func(s *specs.Spec) {
+			s.Process.Capabilities.Bounding = []string{"CAP_SYS_ADMIN", "CAP_SYS_PTRACE"}
+		}, floor: realistic, rules: []RuleID{RuleFloorPrivileged, RuleFloorCapabilities}},
+		{name: "floor forbids a weakened posture", edit: func(s *specs.Spec) { s.Linux.Namespaces = s.Linux.Namespaces[1:] },
+			floor: func(f *Floor) { f.Forbid.Weakened = true }, rules: []RuleID{RuleFloorWeakened}},
+		{name: "the bundle asks for an isolated posture", edit: func(s *specs.Spec) {
+			s.Annotations[AnnotationPosture] = "isolated"
+			s.Linux.Seccomp = nil
+		}, rules: []RuleID{RulePostureAnnotated}},
+
+		// 12: a bundle cannot rewrite itself.
+		{name: "config.json under a writable bind (12.1)", edit: func(s *specs.Spec) {
+			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/work", Type: "bind", Source: "/home/u/proj", Options: []string{"bind", "rw"}})
+		}, host: func(h *Host) {
+			h.Config, h.Rootfs = "/home/u/proj/bundle/config.json", "/home/u/proj/bundle/rootfs"
+			h.Sources = map[string]Source{"/home/u/proj": {Real: "/home/u/proj", Kind: SourceDir}}
+		}, rules: []RuleID{RuleBundleSelfWrite, RuleBundleSelfWrite}},
+		{name: "a read-only bind of the bundle's parent is fine", edit: func(s *specs.Spec) {
+			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/work", Type: "bind", Source: "/home/u/proj", Options: []string{"bind", "ro"}})
+		}, host: func(h *Host) { h.Config = "/home/u/proj/bundle/config.json" }},
+
+		// Landlock.
+		{name: "landlock exact", edit: withLandlock, level: Standard, check: func(t *testing.T, d *Decision) {
+			if d.Landlock == "" {
+				t.Error("no ruleset for the shim")
+			}
+		}},
+		{name: "landlock missing rights refused at standard", edit: withLandlock, host: func(h *Host) { h.LandlockABI = 2 }, rules: []RuleID{RuleDegradeStandard}},
+		{name: "landlock missing rights at strict", edit: withLandlock, req: strictReq, host: func(h *Host) { h.LandlockABI = 2 }, rules: []RuleID{RuleStrictNoDegradation}, level: Strict},
+		{name: "landlock downgraded at degraded", edit: withLandlock, req: func(s *specs.Spec) Request { return Request{Spec: s, Level: Degraded, LevelSet: true} },
+			host: func(h *Host) { h.LandlockABI = 2 }, level: levelDegraded, check: func(t *testing.T, d *Decision) {
+				if d.Landlock == "" || !strings.Contains(d.DegradedStrings()[0], "truncate") {
+					t.Errorf("landlock %q degraded %v", d.Landlock, d.Degraded)
+				}
+			}},
+		{name: "landlock needs no_new_privs", edit: func(s *specs.Spec) { withLandlock(s); s.Process.NoNewPrivileges = false }, rules: []RuleID{RuleLandlockInput}},
+		{name: "landlock probe fails", edit: withLandlock, host: func(h *Host) { h.LandlockErr = errors.New("EIO") }, rules: []RuleID{RuleLandlockProbe}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := strictSpec()
+			if tt.edit != nil {
+				tt.edit(s)
+			}
+			req := Request{Spec: s}
+			if tt.req != nil {
+				req = tt.req(s)
+			}
+			host := goodHost
+			if tt.host != nil {
+				tt.host(&host)
+			}
+			var floor *Floor
+			if tt.floor != nil {
+				floor = mustFloor(t, tt.floor)
+			}
+			d := Evaluate(req, host, floor)
+			var got []RuleID
+			for _, v := range d.Violations {
+				got = append(got, v.Rule)
+			}
+			if strings.Join(ids(got), ",") != strings.Join(ids(tt.rules), ",") {
+				t.Fatalf("violations %v, want rules %v", d.Violations, tt.rules)
+			}
+			want := tt.level
+			switch want {
+			case 0:
+				want = Standard
+			case levelDegraded:
+				want = Degraded
+			}
+			if d.Level != want {
+				t.Errorf("level %s, want %s", d.Level, want)
+			}
+			for _, v := range d.Violations {
+				if _, ok := RuleByID(v.Rule); !ok {
+					t.Errorf("violation of rule %q, which the table does not have", v.Rule)
+				}
+				if !strings.Contains(v.String(), "["+string(v.Rule)+"]") {
+					t.Errorf("violation %q does not name its rule", v)
+				}
+			}
+			if tt.check != nil {
+				tt.check(t, d)
+			}
+		})
+	}
+}
+
+// levelDegraded stands for Degraded in the table, whose zero Level means
+// "standard, the default".
+const levelDegraded Level = -1
+
+func ids(r []RuleID) []string {
+	out := make([]string, len(r))
+	for i, x := range r {
+		out[i] = string(x)
+	}
+	return out
+}
+
+// What the policy compiler writes: every fs right up to ABI 5.
+const compiledLandlock = `{"ruleset":{"handledAccessFS":65535},"rules":{"pathBeneath":[{"allowedAccess":13,"paths":["/"]},{"allowedAccess":65535,"paths":["/tmp"]}]}}`
+
+func withLandlock(s *specs.Spec) { s.Annotations[AnnotationLandlock] = compiledLandlock }
+
+// The worst kind decides the exit code: the floor over bad input over the
+// level.
+func TestWorst(t *testing.T) {
+	vs := Violations{{Kind: KindLevel}, {Kind: KindInput}}
+	if vs.Worst() != KindInput {
+		t.Errorf("got %s, want input", vs.Worst())
+	}
+	vs = append(vs, Violation{Kind: KindFloor})
+	if vs.Worst() != KindFloor {
+		t.Errorf("got %s, want floor", vs.Worst())
+	}
+}
+
+// Every rule ID is unique and has a demand and a remedy.
+func TestRuleTable(t *testing.T) {
+	seen := map[RuleID]bool{}
+	for _, r := range Rules {
+		if seen[r.ID] {
+			t.Errorf("rule %s listed twice", r.ID)
+		}
+		seen[r.ID] = true
+		if r.Demands == "" || r.Remedy == "" || r.Scope == "" {
+			t.Errorf("rule %s: scope, demands and remedy must be set", r.ID)
+		}
+	}
+}
+
+func TestFloorValidate(t *testing.T) {
+	tests := []struct {
+		name string
+		edit func(*Floor)
+		want string
+	}{
+		{"bad level", func(f *Floor) { f.MinLevel = "max" }, "min_level"},
+		{"bad capability", func(f *Floor) { f.Forbid.Capabilities = []string{"SYS_ADMIN"} }, "forbid.capabilities"},
+		{"bad feature", func(f *Floor) { f.Forbid.Degradations = []string{"everything"} }, "forbid.degradations"},
+		{"relative bind source", func(f *Floor) { f.Allow.BindSources = []string{"srv"} }, "allow.bind_sources"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &Floor{Path: "f.toml"}
+			tt.edit(f)
+			if err := f.Validate(); err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Validate: %v, want an error naming %s", err, tt.want)
+			}
+		})
+	}
+}

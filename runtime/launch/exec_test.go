@@ -1,0 +1,141 @@
+package launch
+
+import (
+	"strings"
+	"testing"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+)
+
+func intp(v int) *int { return &v }
+
+// The container's process: uid 1000, CAP_KILL in bounding only, AppArmor
+// and SELinux confined, one rlimit.
+func execBase() *specs.Process {
+	return &specs.Process{
+		User: specs.User{UID: 1000, GID: 1000}, Cwd: "/", NoNewPrivileges: true,
+		Capabilities:    &specs.LinuxCapabilities{Bounding: []string{"CAP_KILL", "CAP_CHOWN"}, Effective: []string{"CAP_CHOWN"}, Permitted: []string{"CAP_CHOWN"}},
+		ApparmorProfile: "vetto-default", SelinuxLabel: "system_u:system_r:container_t:s0",
+		Rlimits:     []specs.POSIXRlimit{{Type: "RLIMIT_NOFILE", Hard: 1024, Soft: 1024}},
+		OOMScoreAdj: intp(100),
+	}
+}
+
+// TestExec pins 13.5: an exec'd process never gets more than the
+// container's own.
+func TestExec(t *testing.T) {
+	tests := []struct {
+		name  string
+		edit  func(p *specs.Process)
+		rules []RuleID
+	}{
+		{"the container's own process", nil, nil},
+		{"caps unset inherit the container's", func(p *specs.Process) { p.Capabilities = nil }, nil},
+		{"--cap of a bounding-only capability (13.5)", func(p *specs.Process) {
+			p.Capabilities.Effective = append(p.Capabilities.Effective, "CAP_KILL")
+			p.Capabilities.Permitted = append(p.Capabilities.Permitted, "CAP_KILL")
+		}, []RuleID{RuleExecCapabilities}},
+		{"a capability outside every set", func(p *specs.Process) { p.Capabilities.Ambient = []string{"CAP_SYS_ADMIN"} }, []RuleID{RuleExecCapabilities}},
+		{"fewer capabilities", func(p *specs.Process) { p.Capabilities.Effective = nil }, nil},
+		{"drops no_new_privs", func(p *specs.Process) { p.NoNewPrivileges = false }, []RuleID{RuleExecNoNewPrivs}},
+		{"--user 0 (13.5)", func(p *specs.Process) { p.User.UID = 0 }, []RuleID{RuleExecUser}},
+		{"gid 0 through additional gids", func(p *specs.Process) { p.User.AdditionalGids = []uint32{0} }, []RuleID{RuleExecUser}},
+		{"another unprivileged user", func(p *specs.Process) { p.User = specs.User{UID: 1001, GID: 1001} }, nil},
+		{"--apparmor unconfined (13.5)", func(p *specs.Process) { p.ApparmorProfile = "unconfined" }, []RuleID{RuleExecAppArmor}},
+		{"--process-label (13.5)", func(p *specs.Process) { p.SelinuxLabel = "system_u:system_r:spc_t:s0" }, []RuleID{RuleExecSELinux}},
+		{"higher rlimit (13.5)", func(p *specs.Process) { p.Rlimits[0].Hard, p.Rlimits[0].Soft = 1<<20, 1<<20 }, []RuleID{RuleExecRlimits}},
+		{"an rlimit the container does not set", func(p *specs.Process) {
+			p.Rlimits = append(p.Rlimits, specs.POSIXRlimit{Type: "RLIMIT_MEMLOCK", Hard: 1 << 40, Soft: 1 << 40})
+		}, []RuleID{RuleExecRlimits}},
+		{"lower rlimit", func(p *specs.Process) { p.Rlimits[0].Soft = 10 }, nil},
+		{"oom_score_adj below the container's", func(p *specs.Process) { p.OOMScoreAdj = intp(-1000) }, []RuleID{RuleExecRlimits}},
+		{"realtime scheduler", func(p *specs.Process) { p.Scheduler = &specs.Scheduler{Policy: "SCHED_FIFO", Priority: 99} }, []RuleID{RuleExecRlimits}},
+		{"cwd through /proc/self/fd (CVE-2024-21626)", func(p *specs.Process) { p.Cwd = "/proc/self/fd/7" }, []RuleID{RuleExecCwd}},
+		{"relative cwd", func(p *specs.Process) { p.Cwd = "../x" }, []RuleID{RuleExecCwd}},
+		{"everything at once", func(p *specs.Process) {
+			p.User.UID = 0
+			p.NoNewPrivileges = false
+			p.ApparmorProfile = "unconfined"
+		}, []RuleID{RuleExecNoNewPrivs, RuleExecUser, RuleExecAppArmor}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			base := execBase()
+			proc := execBase()
+			if tt.edit != nil {
+				tt.edit(proc)
+			}
+			vs := Exec(base, proc)
+			var got []string
+			for _, v := range vs {
+				got = append(got, string(v.Rule))
+			}
+			if strings.Join(got, ",") != strings.Join(ids(tt.rules), ",") {
+				t.Fatalf("violations %v, want %v", vs, tt.rules)
+			}
+			if proc.Capabilities == nil {
+				t.Fatal("capabilities left unset: libcontainer would give the runtime's own")
+			}
+		})
+	}
+}
+
+// A container whose process has no capabilities (unset means none) gives
+// an exec none either.
+func TestExecUnsetBase(t *testing.T) {
+	base := &specs.Process{Cwd: "/"}
+	proc := &specs.Process{Cwd: "/", Capabilities: &specs.LinuxCapabilities{Bounding: []string{"CAP_KILL"}}}
+	if vs := Exec(base, proc); len(vs) != 1 || vs[0].Rule != RuleExecCapabilities {
+		t.Fatalf("violations %v, want exec.capabilities", vs)
+	}
+	proc = &specs.Process{Cwd: "/"}
+	if vs := Exec(base, proc); len(vs) != 0 {
+		t.Fatal(vs)
+	}
+	if c := proc.Capabilities; c == nil || len(c.Bounding)+len(c.Effective)+len(c.Permitted) != 0 {
+		t.Fatalf("capabilities %+v, want an empty set", c)
+	}
+}
+
+// TestUpdate pins 13.4: an update may change a limit but not remove one.
+func TestUpdate(t *testing.T) {
+	had := Limits{Memory: i64(1 << 30), Pids: i64(100)}
+	removeBoth := &specs.LinuxResources{Memory: &specs.LinuxMemory{Limit: i64(-1)}, Pids: &specs.LinuxPids{Limit: i64(-1)}}
+	tests := []struct {
+		name     string
+		level    Level
+		allow    map[Feature]bool
+		current  Limits
+		res      *specs.LinuxResources
+		floor    func(*Floor)
+		rules    []RuleID
+		degraded int
+	}{
+		{"raise at strict", Strict, nil, had, &specs.LinuxResources{Memory: &specs.LinuxMemory{Limit: i64(2 << 30)}}, nil, nil, 0},
+		{"remove at strict (13.4)", Strict, map[Feature]bool{FeatureLimits: true}, had, removeBoth, nil, []RuleID{RuleUpdateRemovesLimit, RuleUpdateRemovesLimit}, 0},
+		{"remove at standard", Standard, nil, had, removeBoth, nil, []RuleID{RuleUpdateRemovesLimit, RuleUpdateRemovesLimit}, 0},
+		{"remove at standard, accepted", Standard, map[Feature]bool{FeatureLimits: true}, had, removeBoth, nil, nil, 2},
+		{"remove at degraded", Degraded, nil, had, removeBoth, nil, nil, 2},
+		{"remove at degraded, floor forbids", Degraded, nil, had, removeBoth, func(f *Floor) { f.Forbid.Degradations = []string{"limits"} }, []RuleID{RuleFloorDegradations, RuleFloorDegradations}, 0},
+		{"unlimited stays unlimited", Strict, nil, Limits{}, removeBoth, nil, nil, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var floor *Floor
+			if tt.floor != nil {
+				floor = mustFloor(t, tt.floor)
+			}
+			d, next := Update(UpdateRequest{Level: tt.level, Allow: tt.allow, Current: tt.current, New: tt.res}, floor)
+			var got []string
+			for _, v := range d.Violations {
+				got = append(got, string(v.Rule))
+			}
+			if strings.Join(got, ",") != strings.Join(ids(tt.rules), ",") || len(d.Degraded) != tt.degraded {
+				t.Fatalf("violations %v degraded %v, want %v and %d", d.Violations, d.Degraded, tt.rules, tt.degraded)
+			}
+			if tt.res.Memory != nil && (next.Memory == nil || *next.Memory != *tt.res.Memory.Limit) {
+				t.Errorf("next memory %v", next.Memory)
+			}
+		})
+	}
+}

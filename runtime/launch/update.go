@@ -1,0 +1,81 @@
+package launch
+
+import (
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+)
+
+// Limits are a container's memory and pids limits as they stand: the
+// frozen spec's, changed by audited updates since.
+type Limits struct {
+	Memory *int64 `json:"memory,omitempty"`
+	Pids   *int64 `json:"pids,omitempty"`
+}
+
+// UpdateRequest is one `update` of a running container.
+type UpdateRequest struct {
+	// Level is the container's level; Allow what the update's caller
+	// accepts (--allow-degraded).
+	Level Level
+	Allow map[Feature]bool
+	// Current are the limits before the update, New what it sets.
+	Current Limits
+	New     *specs.LinuxResources
+}
+
+// Update decides an update: it may raise or lower a limit (the operator's
+// call, audited), but removing a memory or pids limit the container has is
+// a degradation of limits: refused at strict, at standard only when the
+// caller accepts it, recorded at degraded. It returns the accepted
+// degradations and the violations.
+func Update(req UpdateRequest, floor *Floor) (*Decision, Limits) {
+	d := &Decision{Level: req.Level, floor: floor, Allow: req.Allow}
+	var v violations
+	next := req.Current
+	r := req.New
+	if r != nil && r.Memory != nil && r.Memory.Limit != nil {
+		next.Memory = clone(r.Memory.Limit)
+		if *r.Memory.Limit < 0 && limitSet(req.Current.Memory) {
+			d.removeLimit("memory", &v)
+		}
+	}
+	if r != nil && r.Pids != nil && r.Pids.Limit != nil {
+		next.Pids = clone(r.Pids.Limit)
+		if *r.Pids.Limit < 0 && limitSet(req.Current.Pids) {
+			d.removeLimit("pids", &v)
+		}
+	}
+	d.Violations = v.list
+	return d, next
+}
+
+// removeLimit judges an update that removes a limit.
+func (d *Decision) removeLimit(which string, v *violations) {
+	why := "the update removes the container's " + which + " limit"
+	switch {
+	case d.floor.forbidsDegradation(FeatureLimits):
+		v.add(RuleFloorDegradations, "%s; %s forbids degrading limits", why, d.floor.name())
+	case d.Level == Strict:
+		v.add(RuleUpdateRemovesLimit, "%s; level strict requires it", why)
+	case d.Level == Standard && !d.Allow[FeatureLimits]:
+		v.addRemedy(RuleUpdateRemovesLimit, "set a value instead of -1, or accept it with --allow-degraded=limits", "%s; refused at level standard", why)
+	default:
+		d.Degraded = append(d.Degraded, Degradation{Feature: FeatureLimits, Reason: why})
+	}
+}
+
+func clone(p *int64) *int64 {
+	v := *p
+	return &v
+}
+
+// LimitsOf are the limits an effective spec sets.
+func LimitsOf(s *specs.Spec) Limits {
+	var l Limits
+	if m := memoryLimit(s); m != nil {
+		l.Memory = clone(m)
+	}
+	if p := pidsLimit(s); p != nil {
+		l.Pids = clone(p)
+	}
+	return l
+}
