@@ -15,6 +15,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/vetto-dev/vetto-runtime/runtime"
+	"github.com/vetto-dev/vetto-runtime/runtime/launch"
 	"github.com/vetto-dev/vetto-runtime/spec"
 )
 
@@ -40,6 +41,34 @@ func policyCommand() *cli.Command {
 environment and reach on the network; 'spec --policy FILE' compiles it into a
 bundle. See docs/policy.md.`,
 		Subcommands: []*cli.Command{
+			{
+				Name:  "rules",
+				Usage: "print the launch evaluator's rules: ID, where each applies, what it demands, the remedy",
+				Description: `Every rule that decides whether a launch, exec or update may go ahead: the
+strict level's demands, the operator floor's keys, the degradations, the exec
+and update bounds, and how verification verdicts are acted on. The IDs are
+the ones refusals name. --format markdown prints the table in
+docs/security-levels.md; json an array.`,
+				Flags: []cli.Flag{&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "text", Usage: "text, markdown or json"}},
+				Action: func(c *cli.Context) error {
+					if err := args(c, 0, 0); err != nil {
+						return err
+					}
+					switch c.String("format") {
+					case "text":
+						fmt.Fprint(c.App.Writer, launch.RulesText())
+					case "markdown":
+						fmt.Fprint(c.App.Writer, launch.RulesMarkdown())
+					case "json":
+						enc := json.NewEncoder(c.App.Writer)
+						enc.SetIndent("", "  ")
+						return enc.Encode(launch.Rules)
+					default:
+						return runtime.Errorf(runtime.ErrInvalidInput, "invalid --format %q: want text, markdown or json", c.String("format"))
+					}
+					return nil
+				},
+			},
 			{
 				Name:      "check",
 				Usage:     "validate a policy against this host",

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -75,9 +76,10 @@ func TestCreateKilledMidway(t *testing.T) {
 	}
 }
 
-// A runtime killed between create and start (it has exited; nothing of it
-// runs) leaves a container that is Launchable, never claims a runtime
-// verification, and that delete --force removes entirely.
+// Between create and start no runtime process runs; what can crash there
+// is the container's waiting init. A container is Launchable after create,
+// never claims a runtime verification, and one whose init died cannot be
+// started into a verified container; delete removes it.
 func TestCrashBetweenCreateAndStart(t *testing.T) {
 	e := newEnv(t)
 	id := e.id()
@@ -85,7 +87,21 @@ func TestCrashBetweenCreateAndStart(t *testing.T) {
 	if st := e.vettoState(id); st["state"] != "Launchable" || st["verification"] != nil {
 		t.Fatalf("created container: %v", st)
 	}
-	e.mustVetto("delete", "--force", id)
+	// The init dies between create and start (the OOM killer, an admin):
+	// start must not run anything nor claim a verified container, and a
+	// plain delete must then find it stopped and remove it.
+	pid := int(e.state(id)["pid"].(float64))
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	e.waitStatus(id, "stopped")
+	if r := e.vetto("start", id); r.code == 0 {
+		t.Fatalf("start of a container whose init died: %s", r)
+	}
+	if st := e.vettoState(id); st["state"] == "Running" || st["state"] == "VerifiedRuntime" || st["verification"] == "PASS" {
+		t.Fatalf("after a start of a dead init: %v", st)
+	}
+	e.mustVetto("delete", id)
 }
 
 // A runtime killed with SIGKILL during start — while a startContainer hook

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+
+	"github.com/vetto-dev/vetto-runtime/runtime/launch"
 )
 
 func TestExitCode(t *testing.T) {
@@ -56,19 +58,25 @@ func TestExitCodeIgnoresText(t *testing.T) {
 	}
 }
 
-func FuzzExitCode(f *testing.F) {
-	f.Add(0, "msg")
-	f.Fuzz(func(t *testing.T, i int, msg string) {
-		if len(exitCodes) == 0 {
-			return
-		}
-		if i < 0 {
-			i = -i
-		}
-		e := exitCodes[i%len(exitCodes)]
-		err := fmt.Errorf("%s: %w", msg, e.kind)
-		if got := ExitCode(err); got != e.code {
-			t.Fatalf("ExitCode(%v) = %d, want %d", err, got, e.code)
-		}
-	})
+// A refusal by the evaluator exits by the worst kind of rule it broke:
+// the floor's 126 over bad input's 1 over the level's 125.
+func TestRefusalExitCode(t *testing.T) {
+	v := func(k launch.Kind) launch.Violation { return launch.Violation{Rule: "r", Kind: k, Detail: "d"} }
+	tests := []struct {
+		name string
+		vs   launch.Violations
+		want int
+	}{
+		{"level", launch.Violations{v(launch.KindLevel)}, ExitSandbox},
+		{"host", launch.Violations{v(launch.KindHost)}, ExitSandbox},
+		{"input", launch.Violations{v(launch.KindLevel), v(launch.KindInput)}, ExitFailure},
+		{"floor wins", launch.Violations{v(launch.KindInput), v(launch.KindFloor), v(launch.KindLevel)}, ExitFloor},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := ExitCode(refusal(LevelStandard, tt.vs)); got != tt.want {
+				t.Errorf("exit %d, want %d", got, tt.want)
+			}
+		})
+	}
 }

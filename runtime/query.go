@@ -28,11 +28,18 @@ type StateView struct {
 
 // VettoView is vetto's part of the state.
 type VettoView struct {
-	State      State    `json:"state"`
-	Backend    string   `json:"backend"`
-	Level      Level    `json:"level"`
-	SpecHash   string   `json:"specHash,omitempty"`
-	Degraded   []string `json:"degraded,omitempty"`
+	State    State    `json:"state"`
+	Backend  string   `json:"backend"`
+	Level    Level    `json:"level"`
+	SpecHash string   `json:"specHash,omitempty"`
+	Degraded []string `json:"degraded,omitempty"`
+	// Posture is "isolated", or "weakened" with Weakened naming what the
+	// spec gives of the host away.
+	Posture  string   `json:"posture"`
+	Weakened []string `json:"weakened,omitempty"`
+	// Notes are recorded facts that are no failure (less privilege than
+	// asked).
+	Notes      []string `json:"notes,omitempty"`
 	LaunchLine string   `json:"launchLine,omitempty"`
 	Reason     string   `json:"reason,omitempty"`
 	// Landlock is the ruleset the container's processes run under (what
@@ -69,6 +76,7 @@ func (r *Runtime) State(id string) (*StateView, error) {
 		Vetto: VettoView{
 			State: rec.State, Backend: rec.Backend, Level: rec.Level, SpecHash: rec.SpecHash,
 			Degraded: rec.Degraded, LaunchLine: rec.LaunchLine, Reason: rec.Reason,
+			Posture: postureName(rec.Posture), Weakened: rec.Posture, Notes: rec.Notes,
 			Landlock:     rec.Landlock,
 			Verification: rec.Verification, Receipt: rec.Receipt,
 		},
@@ -116,4 +124,11 @@ func (r *Runtime) List() ([]StateView, error) {
 		out = append(out, *v)
 	}
 	return out, nil
+}
+
+func postureName(weakened []string) string {
+	if len(weakened) == 0 {
+		return "isolated"
+	}
+	return "weakened"
 }
