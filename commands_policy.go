@@ -8,12 +8,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	goruntime "runtime"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/vetto-dev/vetto-runtime/hostpolicy"
 	"github.com/vetto-dev/vetto-runtime/runtime"
 	"github.com/vetto-dev/vetto-runtime/runtime/launch"
 	"github.com/vetto-dev/vetto-runtime/spec"
@@ -30,6 +31,7 @@ func policyFlags() []cli.Flag {
 		&cli.StringFlag{Name: "profile", Usage: "built-in profile (" + strings.Join(spec.ProfileNames(), ", ") + ") when the policy has no 'extends', or alone without --policy"},
 		&cli.StringFlag{Name: "project", Usage: "the directory mounted read-write at its own path, $PROJECT (default: the current directory)"},
 		&cli.StringFlag{Name: "rootfs", Usage: "use this root filesystem instead of a host-root bundle (the host's /usr, /bin, /lib*, /etc read-only)"},
+		&cli.BoolFlag{Name: "dangerously-allow-project", Usage: "accept a --project of /, $HOME, /etc, /usr, /tmp, /var or another system directory: the sandbox can then write all of it"},
 	}
 }
 
@@ -155,6 +157,22 @@ func specFromPolicy(c *cli.Context) (retErr error) {
 	if err != nil {
 		return err
 	}
+	// The bundle and the policy must be out of the sandbox's reach: a
+	// workload that can rewrite its own config.json decides its next run
+	// (the policy-mode issue, 12.1). create refuses such a bundle too.
+	if w := writableRootOf(plan, bundle); w != "" {
+		return runtime.Errorf(runtime.ErrPolicyCompileFailed, "bundle %s is inside %s, which the sandbox can write: it could rewrite its own config.json for the next run; put the bundle outside it, e.g. --bundle \"$(mktemp -d)\"", bundle, w)
+	}
+	if file := c.String("policy"); file != "" {
+		if abs, err := filepath.Abs(file); err == nil {
+			if w := writableRootOf(plan, hostpolicy.LookupPath(abs).Real); w != "" {
+				if plan.Level == "strict" {
+					return runtime.Errorf(runtime.ErrPolicyCompileFailed, "policy %s is inside %s, which the sandbox can write: at level strict the policy must be out of its reach; keep it elsewhere", file, w)
+				}
+				plan.Warnings = append(plan.Warnings, fmt.Sprintf("the policy %s is inside %s, which the sandbox can write: a workload could change the policy your next compile reads (refused at level strict)", file, w))
+			}
+		}
+	}
 	printWarnings(c.App.ErrWriter, plan)
 
 	if plan.Rootfs == "" {
@@ -172,13 +190,60 @@ func specFromPolicy(c *cli.Context) (retErr error) {
 				}
 			}()
 		}
+		// The sandbox sets up its rootfs from inside its user namespace,
+		// as its own uid: it must be able to enter the rootfs, and finds
+		// its mount points made (it must not own where they are made).
+		reachErr := hostpolicy.Reachable(rootfs, plan.UID, plan.GID)
+		if reachErr != nil {
+			// A bundle directory of the caller's own that only lacks
+			// search for others (mktemp -d makes 0700) gets it: search
+			// lets the sandbox walk to rootfs/ by name, not list or read
+			// anything (config.json is 0600).
+			if fi, serr := os.Stat(bundle); serr == nil && fi.Mode().Perm()&0o001 == 0 {
+				if cerr := os.Chmod(bundle, fi.Mode().Perm()|0o001); cerr == nil {
+					reachErr = hostpolicy.Reachable(rootfs, plan.UID, plan.GID)
+				}
+			}
+		}
+		if reachErr != nil {
+			return runtime.Errorf(runtime.ErrPolicyCompileFailed, "bundle %s: the sandbox runs as host uid %d, which cannot reach its rootfs: %v; choose a --bundle it can reach (e.g. under /var/tmp), or chmod o+x that directory", bundle, plan.UID, reachErr)
+		}
+		if err := hostpolicy.MakeMountpoints(rootfs, plan.Spec); err != nil {
+			return err
+		}
+	}
+	var written []string
+	defer func() {
+		if retErr != nil {
+			for i := len(written) - 1; i >= 0; i-- {
+				os.Remove(written[i])
+			}
+		}
+	}()
+	for _, f := range plan.Files {
+		// Copies the sandbox sees instead of a host file (a git config
+		// without its credentials): read-only, beside config.json.
+		path := filepath.Join(bundle, f.Path)
+		for dir := filepath.Dir(path); dir != bundle; dir = filepath.Dir(dir) {
+			if _, err := os.Lstat(dir); err != nil {
+				if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+					return fmt.Errorf("write %s: %w", path, err)
+				}
+				written = append(written, dir)
+			}
+		}
+		if err := writeNew(path, []byte(f.Content), 0o444); err != nil {
+			return err
+		}
+		written = append(written, path)
 	}
 	data, err := json.MarshalIndent(plan.Spec, "", "\t")
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", config, err)
 	}
 	// O_EXCL: never clobber a bundle's config, not even in a race.
-	f, err := os.OpenFile(config, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	// 0600: the compiled environment is in it.
+	f, err := os.OpenFile(config, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return runtime.Errorf(runtime.ErrInvalidInput, "file %s exists. Remove it first", config)
@@ -193,6 +258,39 @@ func specFromPolicy(c *cli.Context) (retErr error) {
 	if err := f.Close(); err != nil {
 		os.Remove(config)
 		return fmt.Errorf("write %s: %w", config, err)
+	}
+	return nil
+}
+
+// writableRootOf returns the source of a read-write bind in the plan's spec
+// that contains path, "" when none does.
+func writableRootOf(plan *spec.Plan, path string) string {
+	real := hostpolicy.LookupPath(path).Real
+	for _, m := range plan.Spec.Mounts {
+		if m.Type != "bind" || !slices.Contains(m.Options, "rw") || !filepath.IsAbs(m.Source) {
+			continue
+		}
+		if hostpolicy.Within(real, m.Source) {
+			return m.Source
+		}
+	}
+	return ""
+}
+
+// writeNew writes a file that must not exist yet (O_EXCL).
+func writeNew(path string, data []byte, perm fs.FileMode) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		os.Remove(path)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(path)
+		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
 }
@@ -254,138 +352,21 @@ func explainPolicy(c *cli.Context, file string, cmd []string) (name string, plan
 	default:
 		return "", nil, runtime.Errorf(runtime.ErrInvalidInput, "name a policy file or --profile (one of %s)", strings.Join(spec.ProfileNames(), ", "))
 	}
-	in, err := hostInputs(c.String("project"), c.String("rootfs"), cmd)
+	conf, err := runtime.LoadConfig(c.String("config"), c.IsSet("config"))
 	if err != nil {
 		return p.File, nil, err
 	}
-	plan, err = spec.Explain(p, in)
+	plan, err = hostpolicy.Compile(p, hostpolicy.Options{
+		Project: c.String("project"), Rootfs: c.String("rootfs"), Args: cmd,
+		SandboxID: conf.SandboxID(), AllowBroadProject: c.Bool("dangerously-allow-project"),
+	})
 	if err != nil {
+		if errors.Is(err, spec.ErrUnsafe) {
+			return p.File, nil, runtime.WithKind(runtime.ErrPolicyCompileFailed, err)
+		}
 		return p.File, nil, runtime.WithKind(runtime.ErrInvalidInput, err)
 	}
 	return p.File, plan, nil
-}
-
-// hostInputs gathers what the compiler needs from this host and process.
-func hostInputs(project, rootfs string, cmd []string) (spec.Inputs, error) {
-	var in spec.Inputs
-	var err error
-	if project == "" {
-		project = "."
-	}
-	if in.Project, err = existingDir("--project", project); err != nil {
-		return in, err
-	}
-	if rootfs != "" {
-		if in.Rootfs, err = existingDir("--rootfs", rootfs); err != nil {
-			return in, err
-		}
-	}
-	home, err := os.UserHomeDir()
-	if err != nil || !filepath.IsAbs(home) {
-		// No usable $HOME: "/" turns off the $HOME tmpfs and every
-		// $HOME path resolves under / (and is checked as such).
-		home = "/"
-	}
-	in.Home = realPath(home)
-	if self, err := os.Executable(); err == nil {
-		// The bundle's verification hooks run this very binary.
-		in.RuntimePath = self
-	}
-	in.Tmp = realPath(os.TempDir())
-	in.UID, in.GID = ids()
-	in.Env = os.Environ()
-	in.Args = cmd
-	in.Arch = goruntime.GOARCH
-	in.Lookup = lookupHostPath
-	if in.EnvFiles, err = findEnvFiles(in.Project); err != nil {
-		return in, err
-	}
-	return in, nil
-}
-
-// ids are the effective ids; a platform without them (Windows) compiles
-// as root would.
-func ids() (uid, gid uint32) {
-	u, g := os.Geteuid(), os.Getegid()
-	if u < 0 || g < 0 {
-		return 0, 0
-	}
-	return uint32(u), uint32(g)
-}
-
-func existingDir(flag, dir string) (string, error) {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return "", runtime.Errorf(runtime.ErrInvalidInput, "%s %s: %w", flag, dir, err)
-	}
-	real, err := filepath.EvalSymlinks(abs)
-	if err != nil {
-		return "", runtime.Errorf(runtime.ErrInvalidInput, "%s %s: %w", flag, dir, err)
-	}
-	if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
-		return "", runtime.Errorf(runtime.ErrInvalidInput, "%s %s is not a directory", flag, dir)
-	}
-	return real, nil
-}
-
-// realPath resolves symlinks where it can, and otherwise keeps the path.
-func realPath(p string) string {
-	if r, err := filepath.EvalSymlinks(p); err == nil {
-		return r
-	}
-	return filepath.Clean(p)
-}
-
-// lookupHostPath is spec.Inputs.Lookup on this host. A path that cannot
-// be resolved is missing; its Real is its deepest resolvable parent's real
-// path plus the rest, so a symlinked parent still counts.
-func lookupHostPath(path string) spec.PathInfo {
-	if real, err := filepath.EvalSymlinks(path); err == nil {
-		fi, err := os.Stat(real)
-		switch {
-		case err != nil:
-			return spec.PathInfo{Kind: spec.PathMissing, Real: real}
-		case fi.IsDir():
-			return spec.PathInfo{Kind: spec.PathDir, Real: real}
-		default:
-			return spec.PathInfo{Kind: spec.PathFile, Real: real}
-		}
-	}
-	rest := ""
-	for dir := path; dir != "/" && dir != "."; {
-		rest = filepath.Join(filepath.Base(dir), rest)
-		dir = filepath.Dir(dir)
-		if real, err := filepath.EvalSymlinks(dir); err == nil {
-			return spec.PathInfo{Kind: spec.PathMissing, Real: filepath.Join(real, rest)}
-		}
-	}
-	return spec.PathInfo{Kind: spec.PathMissing, Real: path}
-}
-
-// findEnvFiles lists the dotenv files under the project (spec.IsEnvFile),
-// not descending into .git. A directory it cannot read is skipped: it
-// cannot hold a file this user could leak either.
-func findEnvFiles(project string) ([]string, error) {
-	var out []string
-	err := filepath.WalkDir(project, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if d != nil && d.IsDir() && path != project {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if d.IsDir() && d.Name() == ".git" {
-			return filepath.SkipDir
-		}
-		if !d.IsDir() && spec.IsEnvFile(d.Name()) {
-			out = append(out, path)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("find .env files in %s: %w", project, err)
-	}
-	return out, nil
 }
 
 func printWarnings(w io.Writer, plan *spec.Plan) {

@@ -31,11 +31,14 @@ var rules = map[string]struct {
 	// runtime/launch is the one launch-policy evaluator: pure, below the
 	// lifecycle that calls it.
 	"runtime/launch": {[]string{"spec", "hooks", "landlock"}, []string{"github.com/opencontainers/runtime-spec/"}},
-	"runtime":        {[]string{"spec", "hooks", "landlock", "runtime/launch"}, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/", "github.com/BurntSushi/toml", "github.com/gowebpki/jcs"}},
-	"linux":          {[]string{"spec", "hooks", "runtime", "landlock"}, []string{"github.com/opencontainers/", "github.com/containerd/console", "github.com/sirupsen/logrus", "golang.org/x/sys/"}},
-	"darwin":         {[]string{"spec", "hooks", "runtime"}, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/"}},
-	"windows":        {[]string{"spec", "hooks", "runtime"}, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/"}},
-	"integration":    {nil, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/"}},
+	// hostpolicy is the host side of policy mode: it reads the host for
+	// the compiler and checks compiled bundles against it at create.
+	"hostpolicy":  {[]string{"spec"}, []string{"github.com/opencontainers/runtime-spec/"}},
+	"runtime":     {[]string{"spec", "hooks", "landlock", "runtime/launch", "hostpolicy"}, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/", "github.com/BurntSushi/toml", "github.com/gowebpki/jcs"}},
+	"linux":       {[]string{"spec", "hooks", "runtime", "landlock"}, []string{"github.com/opencontainers/", "github.com/containerd/console", "github.com/sirupsen/logrus", "golang.org/x/sys/"}},
+	"darwin":      {[]string{"spec", "hooks", "runtime"}, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/"}},
+	"windows":     {[]string{"spec", "hooks", "runtime"}, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/"}},
+	"integration": {nil, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/"}},
 }
 
 // pure packages decide from their inputs alone: no syscalls, files,

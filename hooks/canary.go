@@ -503,16 +503,30 @@ func newNonce() (string, error) {
 	return hex.EncodeToString(b), nil
 }
 
-// isMaskMount reports whether the last mount at p (the one visible) is a
-// mask: runc masks a file with a bind of /dev/null and a directory with a
-// read-only tmpfs.
+// isMaskMount reports whether a mask is what shows at p: the last mount at
+// p is a mask (runc masks a file with a bind of /dev/null and a directory
+// with a read-only tmpfs), and no mount made after it at p or above it
+// covers it — a bind of the project listed after a mask in it would leave
+// the mask in the mount table and the secret in view (the policy-mode
+// issue, 12.5).
 func isMaskMount(mounts []Mount, p string) bool {
-	for i := len(mounts) - 1; i >= 0; i-- {
-		m := mounts[i]
-		if m.Point != p {
-			continue
+	last := -1
+	for i, m := range mounts {
+		if m.Point == p {
+			last = i
 		}
-		return m.Root == "/null" || (m.FSType == "tmpfs" && m.ReadOnly)
 	}
-	return false
+	if last < 0 {
+		return false
+	}
+	m := mounts[last]
+	if m.Root != "/null" && !(m.FSType == "tmpfs" && m.ReadOnly) {
+		return false
+	}
+	for _, later := range mounts[last+1:] {
+		if later.Point == "/" || strings.HasPrefix(p+"/", strings.TrimSuffix(later.Point, "/")+"/") {
+			return false
+		}
+	}
+	return true
 }

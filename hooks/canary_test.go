@@ -261,3 +261,28 @@ func TestProbe(t *testing.T) {
 		t.Error("a probe whose Landlock restriction failed went on")
 	}
 }
+
+// A mask counts only while nothing made after it covers it: a later bind
+// of a parent leaves the mask in mountinfo and the file in view (12.5).
+func TestIsMaskMountTopmost(t *testing.T) {
+	mask := Mount{Root: "/null", Point: "/p/.env", FSType: "devtmpfs"}
+	proj := Mount{Root: "/home/u/p", Point: "/p", FSType: "ext4"}
+	tests := []struct {
+		name   string
+		mounts []Mount
+		want   bool
+	}{
+		{"mask last", []Mount{proj, mask}, true},
+		{"parent bound again after the mask", []Mount{proj, mask, proj}, false},
+		{"/ mounted over everything", []Mount{proj, mask, {Root: "/", Point: "/", FSType: "ext4"}}, false},
+		{"an unrelated later mount", []Mount{proj, mask, {Root: "/", Point: "/p2", FSType: "tmpfs"}}, true},
+		{"a sibling with the same prefix", []Mount{proj, mask, {Root: "/", Point: "/p/.envx", FSType: "tmpfs"}}, true},
+		{"no mask", []Mount{proj}, false},
+		{"a writable tmpfs is no mask", []Mount{proj, {Root: "/", Point: "/p/.env", FSType: "tmpfs"}}, false},
+	}
+	for _, tt := range tests {
+		if got := isMaskMount(tt.mounts, "/p/.env"); got != tt.want {
+			t.Errorf("%s: isMaskMount = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}

@@ -27,6 +27,10 @@ type Receipt struct {
 	// starts none, so there is nothing to stop.
 	RelayStopped bool          `json:"relay_stopped"`
 	Duration     time.Duration `json:"duration"`
+	// Quarantined are what a policy sandbox left that would run code on
+	// the host's git (a new repository, a commondir), moved aside, each
+	// "from -> to". It does not make a teardown incomplete: it is done.
+	Quarantined []string `json:"quarantined,omitempty"`
 	// Problems are the errors met on the way; any makes the teardown
 	// incomplete.
 	Problems []string `json:"problems,omitempty"`

@@ -53,6 +53,12 @@ func testMain(m *testing.M) int {
 	}
 	defer os.RemoveAll(tmp)
 	harnessTmp = tmp
+	// Searchable by the unprivileged uid a policy bundle's sandbox runs
+	// as (see newEnv).
+	if err := os.Chmod(tmp, 0o711); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 
 	binary = os.Getenv("TESTONLY_VETTO_BINARY")
 	if binary == "" {
@@ -153,11 +159,24 @@ type env struct {
 	root string
 	tmp  string
 	ids  []string
+	// fault, when set, runs the fault-injection build with
+	// TESTONLY_VETTO_FAULT=fault instead of the binary under test.
+	fault string
 }
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	tmp := t.TempDir()
+	// Policy bundles run in a user namespace whose root is an
+	// unprivileged host uid: it sets up its rootfs from inside, so it
+	// must be able to enter the directories above it (t.TempDir makes
+	// them 0700). Search only: nothing here is readable or writable by
+	// others.
+	for dir := tmp; dir != os.TempDir() && dir != "/"; dir = filepath.Dir(dir) {
+		if err := os.Chmod(dir, 0o711); err != nil {
+			t.Fatal(err)
+		}
+	}
 	e := &env{t: t, root: filepath.Join(tmp, "state"), tmp: tmp}
 	t.Cleanup(e.cleanup)
 	return e
@@ -197,7 +216,14 @@ func (e *env) vetto(args ...string) result {
 
 func (e *env) vettoIn(stdin []byte, args ...string) result {
 	e.t.Helper()
-	cmd := exec.Command(binary, append([]string{"--root", e.root}, args...)...)
+	bin := binary
+	if e.fault != "" {
+		bin = buildFaultBinary(e.t)
+	}
+	cmd := exec.Command(bin, append([]string{"--root", e.root}, args...)...)
+	if e.fault != "" {
+		cmd.Env = append(os.Environ(), "TESTONLY_VETTO_FAULT="+e.fault)
+	}
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
 	}

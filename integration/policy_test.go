@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -260,8 +261,31 @@ func TestPolicyBundle(t *testing.T) {
 	if s.Root.Path != "rootfs" || !s.Root.Readonly {
 		t.Errorf("root %+v, want the bundle's empty rootfs, read-only", s.Root)
 	}
-	if entries, err := os.ReadDir(filepath.Join(bundle, "rootfs")); err != nil || len(entries) != 0 {
-		t.Errorf("bundle rootfs: %v entries, %v", len(entries), err)
+	// The rootfs holds the mount points and nothing else: empty
+	// directories (and files) owned by root, which the sandbox's root —
+	// an unprivileged host uid in its own user namespace — could not have
+	// made and cannot change.
+	err = filepath.WalkDir(filepath.Join(bundle, "rootfs"), func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if st := fi.Sys().(*syscall.Stat_t); st.Uid != 0 || fi.Mode().Perm()&0o022 != 0 {
+			t.Errorf("rootfs entry %s: owner %d mode %v", p, st.Uid, fi.Mode())
+		}
+		if !d.IsDir() && fi.Size() != 0 {
+			t.Errorf("rootfs file %s is not an empty mount point", p)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := s.Linux.UIDMappings; !hasNamespaceType(s, specs.UserNamespace) || len(u) != 1 || u[0].HostID == 0 {
+		t.Errorf("user namespace mappings %+v: the sandbox's root must not be host root", u)
 	}
 	if len(s.Linux.Namespaces) < 6 || s.Linux.Seccomp == nil || !s.Process.NoNewPrivileges {
 		t.Errorf("namespaces %v seccomp %v nnp %v", s.Linux.Namespaces, s.Linux.Seccomp != nil, s.Process.NoNewPrivileges)
@@ -413,4 +437,13 @@ echo done`, goBin)
 			t.Errorf("audit log has no %s PASS", want)
 		}
 	}
+}
+
+func hasNamespaceType(s specs.Spec, t specs.LinuxNamespaceType) bool {
+	for _, ns := range s.Linux.Namespaces {
+		if ns.Type == t {
+			return true
+		}
+	}
+	return false
 }

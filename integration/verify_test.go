@@ -121,6 +121,10 @@ func weakened(t *testing.T) []struct {
 	name, check        string
 	weak, protected    func(*specs.Spec)
 	allowDegradedAtStd string
+	// fault is the fault injection that weakens the launch, where the
+	// bundle alone cannot (a mask the spec has but the backend drops:
+	// the evaluator refuses a bundle that plainly lacks it).
+	fault string
 } {
 	secret, _ := hostSecret(t)
 	annotate := func(s *specs.Spec, k, v string) {
@@ -133,13 +137,16 @@ func weakened(t *testing.T) []struct {
 		name, check        string
 		weak, protected    func(*specs.Spec)
 		allowDegradedAtStd string
+		fault              string
 	}{
 		{
 			name:  "no mask on the canary path",
 			check: "P3/masked-read/secret/token",
+			fault: "no-mask:/secret/token",
 			weak: func(s *specs.Spec) {
 				s.Mounts = append(s.Mounts, bind(secret, "/secret", true))
 				annotate(s, "dev.vetto.masked", `["/secret/token"]`)
+				s.Linux.MaskedPaths = append(s.Linux.MaskedPaths, "/secret/token")
 			},
 			protected: func(s *specs.Spec) {
 				s.Mounts = append(s.Mounts, bind(secret, "/secret", true))
@@ -167,6 +174,7 @@ func TestVerifyCanaryFailsAtDegraded(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
 			weak := e.id()
+			e.fault = tc.fault
 			e.mustVetto("run", "-d", "--security-level", "degraded", "-b", e.bundle([]string{"sleep", "100"}, tc.weak), weak)
 			st := e.vettoState(weak)
 			if st["verification"] != "FAIL" || st["state"] == "VerifiedRuntime" || !strings.Contains(fmt.Sprint(st["degraded"]), "poststart FAIL: "+tc.check+": FAIL") {
@@ -187,6 +195,7 @@ func TestVerifyCanaryFailsAtDegraded(t *testing.T) {
 			// degraded records and leaves it running.
 			e.waitStatus(weak, "running")
 			e.mustVetto("delete", "--force", weak)
+			e.fault = ""
 
 			good := e.id()
 			e.mustVetto("run", "-d", "--security-level", "degraded", "-b", e.bundle([]string{"sleep", "100"}, tc.protected), good)
@@ -220,6 +229,7 @@ func TestVerifyWeakenedKilledAtStandard(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
 			id := e.id()
+			e.fault = tc.fault
 			args := []string{"run", "-b", e.bundle([]string{"sleep", "100"}, tc.weak)}
 			if tc.allowDegradedAtStd != "" {
 				args = append(args, "--allow-degraded", tc.allowDegradedAtStd)
@@ -268,6 +278,7 @@ func TestVerifyWeakenedKilledAtStandard(t *testing.T) {
 
 			// And with the boundary in place the run succeeds, verified.
 			ok := e.id()
+			e.fault = ""
 			args = []string{"run", "-d", "-b", e.bundle([]string{"sleep", "100"}, tc.protected)}
 			if tc.allowDegradedAtStd != "" {
 				args = append(args, "--allow-degraded", tc.allowDegradedAtStd)

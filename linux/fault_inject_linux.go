@@ -25,6 +25,7 @@ import (
 //	TESTONLY_VETTO_FAULT=add-cap:CAP_X    give the process CAP_X too (more
 //	                                      privilege than the spec: less would
 //	                                      be a recorded note, not a failure)
+//	TESTONLY_VETTO_FAULT=no-mask:/PATH    do not mask /PATH of linux.maskedPaths
 //	TESTONLY_VETTO_FAULT=no-landlock-shim  run the process without the Landlock shim
 //	TESTONLY_VETTO_FAULT=exec-unconfined  exec runs its process without the Landlock
 //	                                      shim: the attacker a test needs in a
@@ -47,6 +48,9 @@ func injectFault(config *configs.Config, proc *libcontainer.Process) {
 			}
 		}
 		config.Networks = nil
+	case strings.HasPrefix(fault, "no-mask:"):
+		p := strings.TrimPrefix(fault, "no-mask:")
+		config.MaskPaths = slices.DeleteFunc(slices.Clone(config.MaskPaths), func(m string) bool { return m == p })
 	case fault == "no-landlock-shim":
 		if _, args, err := landlock.ParseShimArgs(proc.Args); err == nil {
 			proc.Args = args

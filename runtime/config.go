@@ -22,6 +22,20 @@ const DefaultConfigPath = "/etc/vetto/runtime.toml"
 // bundle.
 type Config struct {
 	launch.Floor
+	// Policy are the settings of policy-compiled bundles.
+	Policy struct {
+		// SandboxID is the unprivileged host uid and gid a root caller's
+		// sandbox runs as in a root-owned project (0: spec's default).
+		SandboxID uint32 `toml:"sandbox_id"`
+	} `toml:"policy"`
+}
+
+// SandboxID is [policy] sandbox_id, 0 without a config.
+func (c *Config) SandboxID() uint32 {
+	if c == nil {
+		return 0
+	}
+	return c.Policy.SandboxID
 }
 
 // LoadConfig reads the file at path. A missing file is no floor only when

@@ -9,11 +9,13 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/vetto-dev/vetto-runtime/hooks"
+	"github.com/vetto-dev/vetto-runtime/hostpolicy"
 	"github.com/vetto-dev/vetto-runtime/runtime/launch"
 	"github.com/vetto-dev/vetto-runtime/spec"
 )
@@ -99,6 +101,18 @@ func (r *Runtime) create(opts CreateOptions) (_ *created, retErr error) {
 	}
 	cr.plan = plan
 	d := plan.Decision
+	if hostpolicy.IsPolicyBundle(effective) {
+		// The bundle's masks and read-only paths were decided against the
+		// host as it was at compile time; the workload of an earlier run
+		// may have changed it since (the policy-mode issue, 12.4).
+		drift, err := hostpolicy.Drift(effective)
+		if err != nil {
+			return nil, fmt.Errorf("create %q: check the policy bundle against the host: %w", opts.ID, err)
+		}
+		if len(drift) > 0 {
+			return nil, Errorf(ErrDriftDetected, "create %q: the host changed since the bundle was compiled: %s; compile it again (vetto-runtime spec)", opts.ID, strings.Join(drift, "; "))
+		}
+	}
 	for _, w := range d.Warnings {
 		r.Warnf("%s", w)
 	}

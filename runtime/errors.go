@@ -46,6 +46,10 @@ var (
 	ErrTeardownIncomplete  = errors.New("teardown incomplete")
 	ErrSpawnFailed         = errors.New("sandbox spawn failed")
 	ErrPolicyCompileFailed = errors.New("policy compilation failed")
+	// ErrDriftDetected: what was verified or compiled no longer holds — a
+	// running container moved (verify), or the host changed under a
+	// policy bundle since it was compiled (create).
+	ErrDriftDetected = errors.New("drift detected")
 )
 
 // ErrFloorForbids marks a request the operator's floor forbids (exit 126).

@@ -26,6 +26,7 @@ var exitCodes = []struct {
 	{ErrTeardownIncomplete, ExitSandbox},
 	{ErrSpawnFailed, ExitSandbox},
 	{ErrPolicyCompileFailed, ExitSandbox},
+	{ErrDriftDetected, ExitSandbox},
 }
 
 // ExitCode maps an error to the process exit code by its kind, never by its

@@ -31,6 +31,7 @@ func TestExitCode(t *testing.T) {
 		{"teardown", ErrTeardownIncomplete, 125},
 		{"spawn", ErrSpawnFailed, 125},
 		{"policy", ErrPolicyCompileFailed, 125},
+		{"drift", ErrDriftDetected, 125},
 		{"floor", ErrFloorForbids, 126},
 		{"wrapped twice", fmt.Errorf("create %q: %w", "c1", Errorf(ErrPreLaunchFailed, "check")), 125},
 		{"joined floor", errors.Join(errors.New("x"), ErrFloorForbids), 126},

@@ -6,6 +6,7 @@ import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/vetto-dev/vetto-runtime/hooks"
+	"github.com/vetto-dev/vetto-runtime/hostpolicy"
 )
 
 // teardown kills and removes container c and completes the backend's
@@ -23,8 +24,30 @@ func (r *Runtime) teardown(rec *Record, c Container) *hooks.Receipt {
 	// degrades without one), so none can be left running.
 	receipt.RelayStopped = true
 	receipt.PidNamespaceGone = r.pidNamespaceGone(rec, receipt)
+	if len(receipt.Remaining) == 0 {
+		r.quarantine(rec, receipt)
+	}
 	receipt.Duration = time.Since(start)
 	return receipt
+}
+
+// quarantine moves aside, once nothing of a policy container runs, what it
+// left in the user's files that would run code on the host's git
+// (hostpolicy.Planted), and says so: the receipt names each, and a
+// warning tells the user now.
+func (r *Runtime) quarantine(rec *Record, receipt *hooks.Receipt) {
+	sp, err := r.Store.readSpec(rec)
+	if err != nil || !hostpolicy.IsPolicyBundle(sp) {
+		return
+	}
+	moved, err := hostpolicy.Quarantine(sp)
+	receipt.Quarantined = moved
+	for _, m := range moved {
+		r.Warnf("%q left what would run code on your next git command there; moved aside: %s", rec.ID, m)
+	}
+	if err != nil {
+		receipt.Problems = append(receipt.Problems, err.Error())
+	}
 }
 
 // pidNamespaceGone checks on the host that no process is left in the

@@ -13,6 +13,9 @@ repo=$(cd "$(dirname "$0")/.." && pwd -P)
 command -v busybox >/dev/null || { echo "busybox not found: run 'make deps'" >&2; exit 1; }
 
 work=$(mktemp -d /tmp/vetto-demo.XXXXXX)
+# The sandbox's root is an unprivileged host uid in its own user namespace:
+# it must be able to enter the directory its bundle is in (search only).
+chmod 711 "$work"
 id="demo-$$"
 # A planted secret: a dotenv file in the project, which every profile
 # masks. Its value is random so that finding it in the output means a leak.

@@ -1,6 +1,8 @@
 package spec
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -39,9 +41,18 @@ type Inputs struct {
 	// Project, Home and Tmp are the values of $PROJECT, $HOME and $TMP:
 	// absolute, with symlinks resolved.
 	Project, Home, Tmp string
-	// UID and GID are the invoking user's effective ids. Not 0: the
-	// sandbox gets a user namespace that maps its root to them.
-	UID, GID uint32
+	// UID and GID are the invoking user's effective ids. The sandbox
+	// always runs in a user namespace whose root is never host root on
+	// host files: a caller that is not root maps it to themselves; for a
+	// root caller it is the project's owner (ProjectUID, ProjectGID), or
+	// SandboxID where that owner is root, with the project bind
+	// id-mapped so that it stays writable.
+	UID, GID               uint32
+	ProjectUID, ProjectGID uint32
+	// SandboxID is the unprivileged host uid and gid the sandbox's root
+	// is for a root caller in a root-owned project (runtime.toml
+	// [policy] sandbox_id). 0 means DefaultSandboxID.
+	SandboxID uint32
 	// Env is the caller's environment (KEY=value), filtered by the
 	// policy's pass_through.
 	Env []string
@@ -53,9 +64,14 @@ type Inputs struct {
 	Rootfs string
 	// Arch is the GOARCH the seccomp profile is built for.
 	Arch string
-	// EnvFiles are the .env files under Project (see IsEnvFile), masked
-	// by every profile.
-	EnvFiles []string
+	// Found is what the caller's scan of the readable roots found
+	// (hostpolicy.Scan): secrets and sockets to mask, repositories and
+	// tool configuration to make read-only.
+	Found []Found
+	// GitConfigs are the contents of the config files of the
+	// repositories Found lists, by host path: one that carries
+	// credentials is served stripped of them (StripGitCredentials).
+	GitConfigs map[string]string
 	// Lookup says what a host path is. It must not fail: a path that
 	// cannot be examined is PathMissing.
 	Lookup func(path string) PathInfo
@@ -63,6 +79,11 @@ type Inputs struct {
 	// and poststop hooks run (RuntimeHook); empty writes none.
 	RuntimePath string
 }
+
+// DefaultSandboxID is the host uid and gid a root caller's sandbox runs as
+// in a root-owned project: 2^31-2, above every range useradd, systemd and
+// /etc/subuid allocate from, so that no host process or file shares it.
+const DefaultSandboxID = 2147483646
 
 // IsEnvFile reports whether a file name is a dotenv file, which by
 // convention holds secrets: ".env", ".env.local", ".env.production"; not
@@ -89,12 +110,14 @@ var hostRootDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64",
 
 // defaultCaps is the capability set containerd and Docker hand runc by
 // default, without CAP_NET_RAW (raw sockets, packet spoofing), CAP_MKNOD
-// (device nodes) and CAP_AUDIT_WRITE. runc's own starter spec has only
-// three; a container root without CAP_DAC_OVERRIDE and CAP_CHOWN could not
-// work in a project owned by another user.
+// (device nodes), CAP_AUDIT_WRITE, and without CAP_SETFCAP and CAP_FSETID:
+// a file the sandbox writes must never carry file capabilities or keep
+// set-id bits that the host honours (the kernel refuses security.capability
+// without CAP_SETFCAP; the seccomp profile refuses set-id modes). They are
+// capabilities in the sandbox's user namespace, over what it maps.
 var defaultCaps = []string{
-	"CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FOWNER", "CAP_FSETID", "CAP_KILL",
-	"CAP_NET_BIND_SERVICE", "CAP_SETFCAP", "CAP_SETGID", "CAP_SETPCAP", "CAP_SETUID", "CAP_SYS_CHROOT",
+	"CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FOWNER", "CAP_KILL",
+	"CAP_NET_BIND_SERVICE", "CAP_SETGID", "CAP_SETPCAP", "CAP_SETUID", "CAP_SYS_CHROOT",
 }
 
 // runc's masked and read-only paths: kernel information a container must
@@ -121,7 +144,38 @@ const (
 	// denies. linux.maskedPaths enforces them; this records the intent,
 	// which the post-launch canaries check the live container against.
 	AnnotationMasked = "dev.vetto.masked"
+	// AnnotationScan lists (JSON array) the host roots the compiler scanned
+	// for secrets and sockets; create scans them again (the workload may
+	// have moved a secret since), with AnnotationDeny, the host paths the
+	// policy denies, and AnnotationStripped, the host files served
+	// stripped of credentials with their sha256.
+	AnnotationScan     = "dev.vetto.scan"
+	AnnotationDeny     = "dev.vetto.deny"
+	AnnotationStripped = "dev.vetto.stripped"
+	// AnnotationProtect lists (JSON array) the container paths made
+	// read-only because they run code on the host (repository metadata,
+	// tool configuration).
+	AnnotationProtect = "dev.vetto.protect"
+	// AnnotationRepos lists (JSON array) the host paths of the
+	// repositories (git directories and .git files) that existed at
+	// compile time; one that appears later was made by a sandbox, and
+	// teardown quarantines it (hostpolicy.Quarantine).
+	AnnotationRepos = "dev.vetto.repos"
 )
+
+// Stripped is one host file the sandbox sees a copy of without its
+// credentials (AnnotationStripped).
+type Stripped struct {
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"`
+}
+
+// BundleFile is a file the caller writes into the bundle with the spec
+// (a stripped git config), at a bundle-relative path.
+type BundleFile struct {
+	Path    string
+	Content string
+}
 
 // Sandbox hostname (own UTS namespace).
 const sandboxHostname = "sandbox"
@@ -168,6 +222,12 @@ type Plan struct {
 	// Warnings are said on stderr by the CLI: nothing here is an error,
 	// but each is something the user may not expect.
 	Warnings []string `json:"warnings,omitempty"`
+	// UID and GID are the host ids the sandbox's root is.
+	UID, GID uint32
+	// Files are written into the bundle beside config.json.
+	Files []BundleFile `json:"-"`
+	// Stripped are the host files served without their credentials.
+	Stripped []Stripped `json:"stripped,omitempty"`
 }
 
 // Compile turns a policy into an OCI spec for these inputs. It is a pure
@@ -196,6 +256,8 @@ func Explain(p *Policy, in Inputs) (*Plan, error) {
 		return nil, PolicyErrors{{p.Extends.At, fmt.Errorf("%w: unknown profile %q", ErrBadValue, name)}}
 	}
 	c := &compiler{p: p, in: in, prof: prof, plan: &Plan{Profile: name, Rootfs: in.Rootfs}}
+	c.sandboxIDs()
+	c.plan.UID, c.plan.GID = c.uid, c.gid
 	c.settings()
 	c.filesystem()
 	if len(c.errs) > 0 {
@@ -238,6 +300,41 @@ type compiler struct {
 	mounts      []*mountPlan // binds and tmpfs, in the order they apply
 	masks       []*mountPlan
 	maskedPaths []string // container paths masked by runc (see mask)
+	denies      []*pathRule
+	protected   []string // container paths made read-only (protect)
+
+	// uid, gid are the host ids the sandbox's root is; projectIDMap says
+	// the project bind is id-mapped to them (sandboxIDs).
+	uid, gid     uint32
+	projectIDMap bool
+}
+
+// sandboxIDs decides who the sandbox's root is on the host. Never host
+// root: a caller that is not root can only map itself; for a root caller
+// it is the project's owner, so that what the sandbox creates in the
+// project is the owner's (their `make clean` works) and root-only host
+// files stay unreadable by DAC, not only by masks. Where the owner is root
+// (CI in a container), it is the unprivileged SandboxID, and the project
+// bind is id-mapped so that the sandbox's root writes there as root on
+// disk. A group of 0 is never mapped either.
+func (c *compiler) sandboxIDs() {
+	in := c.in
+	if in.UID != 0 {
+		c.uid, c.gid = in.UID, in.GID
+		return
+	}
+	sandbox := in.SandboxID
+	if sandbox == 0 {
+		sandbox = DefaultSandboxID
+	}
+	c.uid, c.gid = in.ProjectUID, in.ProjectGID
+	if c.uid == 0 {
+		c.uid = sandbox
+	}
+	if c.gid == 0 {
+		c.gid = sandbox
+	}
+	c.projectIDMap = c.uid != in.ProjectUID || c.gid != in.ProjectGID
 }
 
 func (c *compiler) fail(at Pos, err error) { c.errs = append(c.errs, &PolicyError{at, err}) }
@@ -356,6 +453,14 @@ type mountPlan struct {
 	kind         mountKind
 	write        bool
 	origin       string
+	// pin: a bind of a path onto itself inside a writable bind, which
+	// adds nothing to see but makes it a mount point: the sandbox cannot
+	// rename it away (rename(2) of a mount point is EBUSY) and put
+	// something else at its name.
+	pin bool
+	// idmap: the bind is id-mapped so that the sandbox's root writes as
+	// the owner of its files on disk.
+	idmap bool
 }
 
 type mountKind int
@@ -394,18 +499,23 @@ func (c *compiler) filesystem() {
 			denies = append(denies, r)
 		}
 	}
-	for _, f := range in.EnvFiles {
-		if !within(f, in.Project) {
+	for _, f := range in.Found {
+		if f.Kind != FoundSecret && f.Kind != FoundSocket {
 			continue
 		}
-		r, _ := c.rule(f, "$PROJECT .env file", nil)
-		r.raw = "$PROJECT" + strings.TrimPrefix(f, in.Project)
+		origin := "scan: " + f.Kind.String()
+		r, _ := c.rule(f.Path, origin, nil)
+		if within(f.Path, in.Project) {
+			r.raw = "$PROJECT" + strings.TrimPrefix(f.Path, in.Project)
+		}
 		denies = append(denies, r)
 	}
+	c.denies = denies
 
 	project := &pathRule{raw: "$PROJECT", path: in.Project, root: in.Project, info: c.lookup(in.Project), origin: "$PROJECT"}
 	c.checkNotDenied(project, denies)
-	c.addMount(&mountPlan{dest: in.Project, source: project.info.Real, write: c.prof.ProjectWritable, origin: "$PROJECT"})
+	c.addMount(&mountPlan{dest: in.Project, source: project.info.Real, write: c.prof.ProjectWritable, origin: "$PROJECT",
+		idmap: c.prof.ProjectWritable && c.projectIDMap})
 
 	binds := func(list []Setting[string], profileList []string, write bool) {
 		var rules []*pathRule
@@ -434,11 +544,16 @@ func (c *compiler) filesystem() {
 				}
 				continue
 			}
-			c.addMount(&mountPlan{dest: r.path, source: r.info.Real, write: write, origin: r.origin})
+			// A writable bind inside the project is id-mapped as the
+			// project is: the same owner's files.
+			idmap := write && c.projectIDMap && within(r.info.Real, c.lookup(c.in.Project).Real)
+			c.addMount(&mountPlan{dest: r.path, source: r.info.Real, write: write, idmap: idmap, origin: r.origin})
 		}
 	}
 	binds(p.AllowRead, c.prof.AllowRead, false)
 	binds(p.AllowWrite, nil, true)
+	c.checkWritable()
+	c.protect()
 
 	if c.mountAt("/tmp") == nil {
 		c.addMount(&mountPlan{dest: "/tmp", kind: freshTmpfs, write: true, origin: "fresh tmpfs"})
@@ -460,7 +575,141 @@ func (c *compiler) filesystem() {
 	for _, d := range denies {
 		c.mask(d)
 	}
+	// Masking pinned the parents of what it masks: parents first again.
+	c.sortMounts()
 	c.sortMasks()
+}
+
+// forbiddenWrites are host paths no policy may make writable: the
+// sandbox would then own the host (its configuration, binaries,
+// libraries, boot files, root's home). A whole $HOME is refused too
+// (checkWritable).
+var forbiddenWrites = []string{"/", "/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/boot", "/root"}
+
+// systemTrees are host system directories: writing under one is allowed
+// but said.
+var systemTrees = []string{"/etc", "/usr", "/var", "/opt", "/srv", "/boot", "/sys", "/proc", "/dev", "/run", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/root"}
+
+// checkWritable refuses allow_write entries that would hand the host to
+// the sandbox, by the path as written and where it really leads, and
+// warns on any other host system directory.
+func (c *compiler) checkWritable() {
+	for i := range c.p.AllowWrite {
+		w := &c.p.AllowWrite[i]
+		path, _ := c.expand(w.Value)
+		real := c.lookup(path).Real
+		for _, p := range []string{path, real} {
+			if contains(forbiddenWrites, p) || (p == c.in.Home && c.in.Home != "/") {
+				what := p
+				if p == c.in.Home {
+					what = "your whole $HOME (" + p + ")"
+				}
+				c.fail(w.At, fmt.Errorf("%w: %q would let the sandbox write %s: name the directories it needs instead", ErrUnsafe, w.Value, what))
+				break
+			}
+		}
+		if !contains(forbiddenWrites, real) && real != c.in.Home {
+			for _, t := range systemTrees {
+				if within(real, t) {
+					c.warn("%s: %s is under the host's %s: the sandbox can change what other programs on the host read there", w.At, real, t)
+					break
+				}
+			}
+		}
+	}
+}
+
+// protect makes what runs code on the host read-only wherever the sandbox
+// could otherwise write it: each repository's metadata (RepoMetadata),
+// with the git directory itself pinned so it cannot be renamed away and
+// replaced, .git files, .gitmodules and tool configuration. A repository
+// config with credentials is served as a copy without them. A path the
+// policy's allow_write names exactly stays writable: the opt-in by name.
+func (c *compiler) protect() {
+	optIn := map[string]bool{}
+	for _, w := range c.p.AllowWrite {
+		path, _ := c.expand(w.Value)
+		optIn[path] = true
+	}
+	for _, f := range c.in.Found {
+		if optIn[f.Path] {
+			// Kept as its own bind (never dropped as redundant), so that
+			// create's check sees the opt-in by name.
+			for _, v := range c.writableViews(f.Path) {
+				if m := c.mountAt(v); m != nil {
+					m.pin = true
+				}
+			}
+			continue
+		}
+		var ro []string
+		switch f.Kind {
+		case FoundRepo:
+			for _, v := range c.writableViews(f.Path) {
+				c.pinAncestors(v)
+				parent := effectiveMount(c.mounts, v)
+				c.addMount(&mountPlan{dest: v, source: f.Path, write: true, pin: true, idmap: parent.idmap, origin: "repository (pinned)"})
+			}
+			for _, m := range f.Meta {
+				ro = append(ro, filepath.Join(f.Path, m))
+			}
+		case FoundGitFile, FoundToolConfig:
+			ro = append(ro, f.Path)
+		default:
+			continue
+		}
+		for _, p := range ro {
+			if optIn[p] {
+				continue
+			}
+			source := p
+			if content, ok := c.in.GitConfigs[p]; ok && filepath.Base(p) == "config" {
+				if stripped, changed := StripGitCredentials(content); changed {
+					source = fmt.Sprintf("vetto/git-config-%d", len(c.plan.Files))
+					c.plan.Files = append(c.plan.Files, BundleFile{Path: source, Content: stripped})
+					sum := sha256.Sum256([]byte(content))
+					c.plan.Stripped = append(c.plan.Stripped, Stripped{Path: p, SHA256: hex.EncodeToString(sum[:])})
+				}
+			}
+			for _, v := range c.writableViews(p) {
+				c.pinAncestors(v)
+				c.addMount(&mountPlan{dest: v, source: source, origin: "runs code on the host: read-only"})
+				c.protected = append(c.protected, v)
+			}
+		}
+	}
+	sort.Strings(c.protected)
+}
+
+// pinAncestors pins every directory between the writable bind that shows
+// container path v and v itself: a mask or a read-only bind at v holds
+// only while v stays where it is, and a directory that contains mount
+// points can still be renamed (only a mount point itself cannot), which
+// would carry the secret out from under its mask to a path the next
+// compile does not know (the policy-mode issue, 12.4).
+func (c *compiler) pinAncestors(v string) {
+	m := effectiveMount(c.mounts, v)
+	if m == nil || m.kind != bindMount || !m.write {
+		return
+	}
+	for a := filepath.Dir(v); a != m.dest && within(a, m.dest); a = filepath.Dir(a) {
+		if old := c.mountAt(a); old != nil {
+			continue
+		}
+		c.mounts = append(c.mounts, &mountPlan{dest: a, source: filepath.Join(m.source, strings.TrimPrefix(a, m.dest)), write: true, pin: true, idmap: m.idmap, origin: "parent of a masked or read-only path (pinned)"})
+	}
+}
+
+// writableViews are the container paths where host path real shows through
+// a writable bind.
+func (c *compiler) writableViews(real string) []string {
+	var out []string
+	for _, v := range c.views(real) {
+		if m := effectiveMount(c.mounts, v); m != nil && m.write {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // checkNotDenied fails when an allowed path is a denied one or inside it:
@@ -524,7 +773,7 @@ func (c *compiler) sortMounts() {
 	sort.SliceStable(c.mounts, func(i, j int) bool { return mountLess(c.mounts[i].dest, c.mounts[j].dest) })
 	var kept []*mountPlan
 	for _, m := range c.mounts {
-		if parent := effectiveMount(kept, m.dest); parent != nil && m.kind == bindMount && parent.kind == bindMount &&
+		if parent := effectiveMount(kept, m.dest); !m.pin && parent != nil && m.kind == bindMount && parent.kind == bindMount &&
 			parent.write == m.write && m.source == filepath.Join(parent.source, strings.TrimPrefix(m.dest, parent.dest)) {
 			c.plan.Paths = append(c.plan.Paths, PathRule{Path: m.dest, Access: AccessNone, Origin: m.origin, Note: "already visible the same way through " + parent.dest})
 			continue
@@ -616,6 +865,7 @@ func (c *compiler) mask(d *pathRule) {
 		if d.info.Kind == PathDir {
 			kind = maskDir
 		}
+		c.pinAncestors(v)
 		c.addMask(&mountPlan{dest: v, kind: kind, origin: d.origin}, note)
 	}
 }
@@ -679,7 +929,6 @@ func (c *compiler) sortMasks() {
 // render writes the spec from the decisions made.
 func (c *compiler) render() error {
 	in, pl := c.in, c.plan
-	rootless := in.UID != 0
 
 	args := append([]string{}, in.Args...)
 	terminal := false
@@ -709,8 +958,8 @@ func (c *compiler) render() error {
 		Root:     &specs.Root{Path: "rootfs", Readonly: true},
 		Process: &specs.Process{
 			Terminal: terminal,
-			// Root of its namespaces; with a user namespace that is
-			// the invoking user on the host, and no one else.
+			// Root of its namespaces, which is never host root on
+			// host files (sandboxIDs).
 			User:            specs.User{UID: 0, GID: 0},
 			Args:            args,
 			Env:             env,
@@ -772,17 +1021,85 @@ func (c *compiler) render() error {
 		}
 		s.Annotations[AnnotationMasked] = string(data)
 	}
-	if rootless {
-		s.Linux.Namespaces = append(s.Linux.Namespaces, specs.LinuxNamespace{Type: specs.UserNamespace})
-		s.Linux.UIDMappings = []specs.LinuxIDMapping{{ContainerID: 0, HostID: in.UID, Size: 1}}
-		s.Linux.GIDMappings = []specs.LinuxIDMapping{{ContainerID: 0, HostID: in.GID, Size: 1}}
-	}
-	s.Mounts = baseMounts(rootless)
+	s.Linux.Namespaces = append(s.Linux.Namespaces, specs.LinuxNamespace{Type: specs.UserNamespace})
+	s.Linux.UIDMappings = []specs.LinuxIDMapping{{ContainerID: 0, HostID: c.uid, Size: 1}}
+	s.Linux.GIDMappings = []specs.LinuxIDMapping{{ContainerID: 0, HostID: c.gid, Size: 1}}
+	s.Mounts = baseMounts(true)
 	for _, m := range append(append([]*mountPlan{}, c.mounts...), c.masks...) {
-		s.Mounts = append(s.Mounts, m.spec())
+		s.Mounts = append(s.Mounts, c.mountSpec(m))
+	}
+	// What create checks again against the host as it is then: the
+	// roots scanned, the paths denied, the files served stripped.
+	scan := ScanRoots(s)
+	var deny []string
+	for _, d := range c.denies {
+		if !contains(deny, d.info.Real) {
+			deny = append(deny, d.info.Real)
+		}
+	}
+	sort.Strings(scan)
+	sort.Strings(deny)
+	var repos []string
+	for _, f := range in.Found {
+		if f.Kind == FoundRepo || f.Kind == FoundGitFile {
+			repos = append(repos, f.Path)
+		}
+	}
+	sort.Strings(repos)
+	for key, v := range map[string]any{AnnotationScan: scan, AnnotationDeny: deny, AnnotationProtect: c.protected, AnnotationStripped: pl.Stripped, AnnotationRepos: repos} {
+		data, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		if string(data) != "null" && string(data) != "[]" {
+			s.Annotations[key] = string(data)
+		}
 	}
 	pl.Spec = s
 	return nil
+}
+
+// ScanRoots are the host roots a compiled spec lets the sandbox read that
+// are the user's (not the host's system directories): the scan for
+// secrets, sockets and repository metadata covers them
+// (AnnotationScan records them for create).
+func ScanRoots(s *specs.Spec) []string {
+	var scan []string
+	for _, m := range s.Mounts {
+		if m.Type != "bind" || m.Source == "/dev/null" || !filepath.IsAbs(m.Source) || systemRoot(m.Source) {
+			continue
+		}
+		inside := false
+		for _, r := range scan {
+			inside = inside || within(m.Source, r)
+		}
+		if !inside {
+			scan = append(scan, m.Source)
+		}
+	}
+	sort.Strings(scan)
+	return scan
+}
+
+// systemRoot reports whether a bind source is one of the host's system
+// directories a host-root bundle binds (nothing of the user's to scan).
+func systemRoot(p string) bool {
+	for _, d := range hostRootDirs {
+		if within(p, d) {
+			return true
+		}
+	}
+	return false
+}
+
+// mountSpec is m as the spec says it, id-mapped where m is.
+func (c *compiler) mountSpec(m *mountPlan) specs.Mount {
+	out := m.spec()
+	if m.idmap {
+		out.UIDMappings = []specs.LinuxIDMapping{{ContainerID: c.in.ProjectUID, HostID: c.uid, Size: 1}}
+		out.GIDMappings = []specs.LinuxIDMapping{{ContainerID: c.in.ProjectGID, HostID: c.gid, Size: 1}}
+	}
+	return out
 }
 
 func (m *mountPlan) spec() specs.Mount {

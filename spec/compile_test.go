@@ -45,6 +45,11 @@ var fakeHost = map[string]PathInfo{
 	"/home/dev/src/app/sub/.env.local": file("/home/dev/src/app/sub/.env.local"),
 	"/home/dev/src/app/secrets":        dir("/home/dev/src/app/secrets"),
 	"/home/dev/src/app/out":            dir("/home/dev/src/app/out"),
+	"/home/dev/src/app/.git":           dir("/home/dev/src/app/.git"),
+	"/home/dev/src/app/.git/config":    file("/home/dev/src/app/.git/config"),
+	"/home/dev/src/app/.git/hooks":     dir("/home/dev/src/app/.git/hooks"),
+	"/home/dev/src/app/.vscode":        dir("/home/dev/src/app/.vscode"),
+	"/home/dev/src/app/agent.sock":     file("/home/dev/src/app/agent.sock"),
 	"/home/dev/src/app/etc-link":       dir("/etc"),
 	"/home/dev/src/app/up":             dir("/home/dev"),
 	"/tmp":                             dir("/tmp"),
@@ -85,10 +90,20 @@ func testInputs() Inputs {
 			"GOFLAGS=-mod=mod", "FOO_TOKEN=hunter2", "AWS_REGION=eu-west-1", "UNLISTED=1",
 			"NPM_CONFIG_REGISTRY=https://registry.npmjs.org/", "NPM_CONFIG__AUTH=c2VjcmV0",
 		},
-		Args:     []string{"make", "test"},
-		Arch:     "amd64",
-		EnvFiles: []string{"/home/dev/src/app/.env", "/home/dev/src/app/sub/.env.local"},
-		Lookup:   fakeLookup,
+		Args: []string{"make", "test"},
+		Arch: "amd64",
+		Found: []Found{
+			{Path: "/home/dev/src/app/.env", Kind: FoundSecret},
+			{Path: "/home/dev/src/app/sub/.env.local", Kind: FoundSecret},
+			{Path: "/home/dev/src/app/.git", Kind: FoundRepo, Meta: []string{"config", "hooks"}},
+			{Path: "/home/dev/src/app/.vscode", Kind: FoundToolConfig},
+			{Path: "/home/dev/src/app/agent.sock", Kind: FoundSocket},
+		},
+		GitConfigs: map[string]string{
+			"/home/dev/src/app/.git/config": "[remote \"origin\"]\n\turl = https://x-access-token:ghs_abcdefghijklmnopqrstuvwxyz0123@example.com/o/r.git\n",
+		},
+		ProjectUID: 1000, ProjectGID: 1000,
+		Lookup: fakeLookup,
 		// The bundle's own verification hooks run this binary.
 		RuntimePath: "/usr/local/bin/vetto-runtime",
 	}
@@ -276,23 +291,38 @@ allow_read = ["$HOME/.gitconfig"]`, nil, func(t *testing.T, s *specs.Spec) {
 				t.Fatalf("namespaces %v annotations %v", s.Linux.Namespaces, s.Annotations)
 			}
 		}},
-		{"every namespace, no user namespace for root", ``, nil, func(t *testing.T, s *specs.Spec) {
-			for _, ns := range []specs.LinuxNamespaceType{specs.PIDNamespace, specs.NetworkNamespace, specs.IPCNamespace, specs.UTSNamespace, specs.MountNamespace, specs.CgroupNamespace} {
+		{"every namespace, and a user namespace for root too (12.2)", ``, nil, func(t *testing.T, s *specs.Spec) {
+			for _, ns := range []specs.LinuxNamespaceType{specs.PIDNamespace, specs.NetworkNamespace, specs.IPCNamespace, specs.UTSNamespace, specs.MountNamespace, specs.CgroupNamespace, specs.UserNamespace} {
 				if !hasNamespace(s, ns) {
 					t.Errorf("no %s namespace", ns)
 				}
 			}
-			if hasNamespace(s, specs.UserNamespace) || len(s.Linux.UIDMappings) > 0 {
-				t.Errorf("user namespace for root")
+			// A root caller in a project owned by uid 1000: the sandbox's
+			// root is 1000 on the host, never 0.
+			u, g := s.Linux.UIDMappings, s.Linux.GIDMappings
+			if len(u) != 1 || u[0].ContainerID != 0 || u[0].HostID != 1000 || u[0].Size != 1 || len(g) != 1 || g[0].HostID != 1000 {
+				t.Fatalf("mappings %+v %+v, want 0 -> the project's owner 1000", u, g)
+			}
+			if m := mountAt(s, "/home/dev/src/app"); m == nil || len(m.UIDMappings) != 0 {
+				t.Errorf("the project bind is id-mapped though its owner is the sandbox's root: %+v", m)
 			}
 		}},
-		{"not root: user namespace maps the invoking user", ``, func(in *Inputs) { in.UID, in.GID = 1000, 100 }, func(t *testing.T, s *specs.Spec) {
-			if !hasNamespace(s, specs.UserNamespace) {
-				t.Fatal("no user namespace")
-			}
+		{"root caller, root-owned project: the sandbox id, the project id-mapped", ``, func(in *Inputs) { in.ProjectUID, in.ProjectGID = 0, 0 }, func(t *testing.T, s *specs.Spec) {
 			u, g := s.Linux.UIDMappings, s.Linux.GIDMappings
-			if len(u) != 1 || u[0].HostID != 1000 || u[0].Size != 1 || len(g) != 1 || g[0].HostID != 100 {
-				t.Fatalf("mappings %+v %+v", u, g)
+			if len(u) != 1 || u[0].HostID != DefaultSandboxID || len(g) != 1 || g[0].HostID != DefaultSandboxID {
+				t.Fatalf("mappings %+v %+v, want 0 -> %d", u, g, DefaultSandboxID)
+			}
+			m := mountAt(s, "/home/dev/src/app")
+			if m == nil || len(m.UIDMappings) != 1 || m.UIDMappings[0] != (specs.LinuxIDMapping{ContainerID: 0, HostID: DefaultSandboxID, Size: 1}) || len(m.GIDMappings) != 1 {
+				t.Fatalf("project bind %+v, want it id-mapped disk 0 -> %d", m, DefaultSandboxID)
+			}
+			if m := mountAt(s, "/usr"); m == nil || len(m.UIDMappings) != 0 {
+				t.Errorf("/usr id-mapped: %+v", m)
+			}
+		}},
+		{"project owned by root's group only: gid 0 is never mapped", ``, func(in *Inputs) { in.ProjectUID, in.ProjectGID = 1000, 0 }, func(t *testing.T, s *specs.Spec) {
+			if g := s.Linux.GIDMappings; len(g) != 1 || g[0].HostID == 0 {
+				t.Fatalf("gid mapping %+v", g)
 			}
 		}},
 		{"noNewPrivileges, seccomp, read-only root", ``, nil, func(t *testing.T, s *specs.Spec) {
@@ -300,9 +330,9 @@ allow_read = ["$HOME/.gitconfig"]`, nil, func(t *testing.T, s *specs.Spec) {
 				t.Fatal("missing noNewPrivileges, seccomp or read-only root")
 			}
 		}},
-		{"default caps lack NET_RAW, MKNOD, AUDIT_WRITE", ``, nil, func(t *testing.T, s *specs.Spec) {
+		{"default caps lack NET_RAW, MKNOD, AUDIT_WRITE, SETFCAP, FSETID (12.2)", ``, nil, func(t *testing.T, s *specs.Spec) {
 			c := s.Process.Capabilities
-			for _, bad := range []string{"CAP_NET_RAW", "CAP_MKNOD", "CAP_AUDIT_WRITE", "CAP_SYS_ADMIN"} {
+			for _, bad := range []string{"CAP_NET_RAW", "CAP_MKNOD", "CAP_AUDIT_WRITE", "CAP_SYS_ADMIN", "CAP_SETFCAP", "CAP_FSETID"} {
 				if contains(c.Bounding, bad) || contains(c.Effective, bad) || contains(c.Permitted, bad) {
 					t.Errorf("%s granted", bad)
 				}
@@ -341,7 +371,7 @@ pass_through = ["GOFLAGS", "FOO_TOKEN", "AWS_*"]`, nil, func(t *testing.T, s *sp
 		}},
 		{"a project under /tmp is bound after the fresh /tmp", ``, func(in *Inputs) {
 			in.Project = "/tmp/cache"
-			in.EnvFiles = nil
+			in.Found = nil
 		}, func(t *testing.T, s *specs.Spec) {
 			tmp, proj := -1, -1
 			for i, m := range s.Mounts {
@@ -366,6 +396,65 @@ allow_write = ["$TMP"]`, nil, func(t *testing.T, s *specs.Spec) {
 deny = ["/proc/self/mountinfo"]`, nil, func(t *testing.T, s *specs.Spec) {
 			if !contains(s.Linux.MaskedPaths, "/proc/self/mountinfo") {
 				t.Fatalf("maskedPaths %v", s.Linux.MaskedPaths)
+			}
+		}},
+		{"repository metadata read-only, the git dir pinned (12.3)", ``, nil, func(t *testing.T, s *specs.Spec) {
+			pin := mountAt(s, "/home/dev/src/app/.git")
+			if pin == nil || !contains(pin.Options, "rw") || pin.Source != "/home/dev/src/app/.git" {
+				t.Fatalf(".git pin %+v", pin)
+			}
+			for _, p := range []string{"/home/dev/src/app/.git/hooks", "/home/dev/src/app/.vscode"} {
+				if m := mountAt(s, p); m == nil || !contains(m.Options, "ro") || m.Source != p {
+					t.Errorf("%s: %+v, want a read-only bind of itself", p, m)
+				}
+			}
+			var protect []string
+			if err := json.Unmarshal([]byte(s.Annotations[AnnotationProtect]), &protect); err != nil || !contains(protect, "/home/dev/src/app/.git/hooks") {
+				t.Errorf("protect annotation %q (%v)", s.Annotations[AnnotationProtect], err)
+			}
+		}},
+		{"a git config with a token is served stripped (12.7)", ``, nil, func(t *testing.T, s *specs.Spec) {
+			m := mountAt(s, "/home/dev/src/app/.git/config")
+			if m == nil || m.Source != "vetto/git-config-0" || !contains(m.Options, "ro") {
+				t.Fatalf(".git/config mount %+v, want the bundle's stripped copy", m)
+			}
+			if !strings.Contains(s.Annotations[AnnotationStripped], `"path":"/home/dev/src/app/.git/config"`) {
+				t.Errorf("stripped annotation %q", s.Annotations[AnnotationStripped])
+			}
+		}},
+		{"allow_write names a protected path: it stays writable (opt-in)", `[filesystem]
+allow_write = ["$PROJECT/.vscode"]`, nil, func(t *testing.T, s *specs.Spec) {
+			if m := mountAt(s, "/home/dev/src/app/.vscode"); m != nil && contains(m.Options, "ro") {
+				t.Fatalf(".vscode still read-only: %+v", m)
+			}
+		}},
+		{"sockets found are masked (12.6)", ``, nil, func(t *testing.T, s *specs.Spec) {
+			if m := mountAt(s, "/home/dev/src/app/agent.sock"); m == nil || m.Source != "/dev/null" {
+				t.Fatalf("socket mount %+v, want a /dev/null mask", m)
+			}
+		}},
+		{"masks come after every bind (12.5)", ``, nil, func(t *testing.T, s *specs.Spec) {
+			lastBind := -1
+			for i, m := range s.Mounts {
+				if m.Type == "bind" && m.Source != "/dev/null" {
+					lastBind = i
+				}
+			}
+			for i, m := range s.Mounts {
+				if m.Source == "/dev/null" && i < lastBind {
+					t.Fatalf("mask %s at %d before a bind at %d", m.Destination, i, lastBind)
+				}
+			}
+		}},
+		{"scan and deny annotations for create's re-check (12.4)", ``, nil, func(t *testing.T, s *specs.Spec) {
+			var scan, deny []string
+			_ = json.Unmarshal([]byte(s.Annotations[AnnotationScan]), &scan)
+			_ = json.Unmarshal([]byte(s.Annotations[AnnotationDeny]), &deny)
+			if !contains(scan, "/home/dev/src/app") || contains(scan, "/usr") {
+				t.Errorf("scan %v", scan)
+			}
+			if !contains(deny, "/home/dev/.ssh") || !contains(deny, "/home/dev/src/app/.env") {
+				t.Errorf("deny %v", deny)
 			}
 		}},
 		{"annotations", `[network]

@@ -47,6 +47,11 @@ var (
 	ErrRelativePath = errors.New("not an absolute path")
 	ErrPathEscapes  = errors.New("path escapes its root")
 	ErrRemovesDeny  = errors.New("would remove a denied path")
+	// ErrUnsafe marks a policy or an invocation that would hand the
+	// sandbox the host or let it change its own next run (a writable /,
+	// a whole $HOME, a project of /): the CLI refuses it as the sandbox
+	// not established (125), not as a typo.
+	ErrUnsafe = errors.New("unsafe for the host")
 )
 
 // Pos says where in a policy a value was written.

@@ -25,36 +25,70 @@ type Profile struct {
 
 // secretDenies are masked by every profile: where credentials live on a
 // developer machine or a CI runner. A path that does not exist, or is not
-// visible in the sandbox, costs nothing. Project .env files are found by the
-// caller (Inputs.EnvFiles) and masked too.
+// visible in the sandbox, costs nothing. Secret-shaped files and sockets
+// under every readable root are found by the caller's scan (Inputs.Found)
+// and masked too.
 var secretDenies = []string{
 	// Credentials of cloud CLIs, registries, package indexes, VCS hosts.
 	"$HOME/.ssh",
 	"$HOME/.aws",
 	"$HOME/.azure",
+	"$HOME/.oci",
 	"$HOME/.config/gcloud",
+	"$HOME/.config/doctl",
+	"$HOME/.config/hcloud",
 	"$HOME/.kube",
+	"$HOME/.minikube",
 	"$HOME/.docker",
+	"$HOME/.config/containers/auth.json",
 	"$HOME/.netrc",
 	"$HOME/.gnupg",
 	"$HOME/.git-credentials",
+	"$HOME/.config/git/credentials",
 	"$HOME/.config/gh",
 	"$HOME/.config/hub",
 	"$HOME/.npmrc",
+	"$HOME/.yarnrc.yml",
 	"$HOME/.pypirc",
+	"$HOME/.gem/credentials",
 	"$HOME/.cargo/credentials",
 	"$HOME/.cargo/credentials.toml",
+	"$HOME/.composer/auth.json",
+	"$HOME/.config/composer/auth.json",
+	"$HOME/.gradle/gradle.properties",
+	"$HOME/.m2/settings-security.xml",
 	"$HOME/.terraform.d/credentials.tfrc.json",
+	"$HOME/.terraform.d/credentials",
+	"$HOME/.pulumi/credentials.json",
 	"$HOME/.vault-token",
 	"$HOME/.pgpass",
 	"$HOME/.my.cnf",
+	"$HOME/.s3cfg",
+	"$HOME/.boto",
+	"$HOME/.config/rclone/rclone.conf",
 	"$HOME/.password-store",
 	"$HOME/.local/share/keyrings",
-	// Shell histories: pasted tokens end up there.
+	"$HOME/.config/op",
+	// Coding agents' own credentials: the agent in the sandbox must not
+	// read its operator's tokens.
+	"$HOME/.claude/.credentials.json",
+	"$HOME/.codex/auth.json",
+	"$HOME/.gemini/oauth_creds.json",
+	"$HOME/.config/github-copilot",
+	// Shell and REPL histories: pasted tokens end up there.
 	"$HOME/.bash_history",
 	"$HOME/.zsh_history",
+	"$HOME/.local/share/fish/fish_history",
+	"$HOME/.psql_history",
+	"$HOME/.mysql_history",
+	"$HOME/.python_history",
+	"$HOME/.node_repl_history",
+	"$HOME/.sqlite_history",
+	"$HOME/.rediscli_history",
 	// The host's own secrets, readable through the read-only /etc of a
-	// host-root bundle by a container root that keeps CAP_DAC_OVERRIDE.
+	// host-root bundle by a container root that keeps CAP_DAC_OVERRIDE
+	// (masked although the sandbox is never host root: a mask does not
+	// depend on the file's mode being right).
 	"/etc/shadow",
 	"/etc/shadow-",
 	"/etc/gshadow",
@@ -67,17 +101,20 @@ var secretDenies = []string{
 	"/etc/ssh/ssh_host_ed25519_key",
 	"/etc/ssh/ssh_host_rsa_key",
 	"/etc/ssl/private",
+	"/etc/pki/tls/private",
+	"/etc/letsencrypt",
 	"/etc/krb5.keytab",
 	"/etc/wireguard",
 	"/etc/NetworkManager/system-connections",
 	"/etc/kubernetes",
+	"/etc/rancher",
+	"/etc/docker/key.json",
 }
 
 // strictDenies are masked at strict on top of secretDenies: configuration
 // that is not a credential but tells an attacker about the host.
 var strictDenies = []string{
 	"/etc/ssh",
-	"/etc/pki/tls/private",
 	"/etc/vetto",
 }
 

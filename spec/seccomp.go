@@ -33,8 +33,11 @@ import (
 // host's libseccomp (an x86-only call on arm64, a call newer than the
 // library) are skipped by runc with a debug message.
 var seccompAllowed = []string{
-	// Files: open, read, write, seek, sync.
-	"open", "openat", "openat2", "creat", "close", "close_range",
+	// Files: open, read, write, seek, sync. open, openat and creat are
+	// allowed below, only without a set-id mode; openat2, whose mode
+	// seccomp cannot read, is refused with ENOSYS, and libc falls back
+	// to openat.
+	"close", "close_range",
 	"read", "readv", "pread64", "preadv", "preadv2",
 	"write", "writev", "pwrite64", "pwritev", "pwritev2",
 	"lseek", "sendfile", "copy_file_range", "splice", "tee",
@@ -50,14 +53,13 @@ var seccompAllowed = []string{
 	"stat", "fstat", "lstat", "newfstatat", "statx", "statfs", "fstatfs",
 	"access", "faccessat", "faccessat2", "readlink", "readlinkat",
 	"getdents", "getdents64", "getcwd", "chdir", "fchdir",
-	"mkdir", "mkdirat", "rmdir", "unlink", "unlinkat",
+	"rmdir", "unlink", "unlinkat",
 	"rename", "renameat", "renameat2", "link", "linkat", "symlink", "symlinkat",
-	"chmod", "fchmod", "fchmodat", "fchmodat2",
+	// chmod and mkdir are allowed below, only without a set-id mode.
 	"chown", "fchown", "lchown", "fchownat",
 	"utime", "utimes", "utimensat", "futimesat", "umask",
-	// mknod makes FIFOs and sockets; device nodes need CAP_MKNOD, which no
-	// profile grants.
-	"mknod", "mknodat",
+	// mknod (FIFOs and sockets; device nodes need CAP_MKNOD, which no
+	// profile grants) is allowed below, only without a set-id mode.
 	"getxattr", "lgetxattr", "fgetxattr", "getxattrat",
 	"listxattr", "llistxattr", "flistxattr", "listxattrat",
 	"setxattr", "lsetxattr", "fsetxattr", "setxattrat",
@@ -141,6 +143,29 @@ const cloneNamespaceFlags = 0x00020000 | // CLONE_NEWNS
 	0x40000000 | // CLONE_NEWNET
 	0x00000080 // CLONE_NEWTIME
 
+// Mode bits no file the sandbox creates may carry (S_ISUID | S_ISGID): a
+// set-id file written into a bind of the user's project is one the host
+// honours, whoever runs it there.
+const setIDBits = 0o6000
+
+// Open flags after which open(2) reads its mode: O_CREAT and __O_TMPFILE
+// (asm-generic values, which every architecture here uses).
+const openCreates = 0o100 | 0o20000000
+
+// modeArg says where each mode-carrying call has its mode (and, for the
+// opens, its flags): they are allowed only when the mode has no set-id
+// bit. Together with no CAP_SETFCAP (the kernel refuses security.capability
+// without it; seccomp cannot read an xattr's name) and nosuid binds, no
+// file the sandbox writes can give anyone privilege on the host.
+var modeArg = []struct {
+	name        string
+	mode, flags int // argument index; flags -1 when the call always creates
+}{
+	{"chmod", 1, -1}, {"fchmod", 1, -1}, {"fchmodat", 2, -1}, {"fchmodat2", 2, -1},
+	{"creat", 1, -1}, {"mkdir", 1, -1}, {"mkdirat", 2, -1}, {"mknod", 1, -1}, {"mknodat", 2, -1},
+	{"open", 2, 1}, {"openat", 3, 2},
+}
+
 // Socket families a sandbox may create. Others (AF_VSOCK to the
 // hypervisor, which no network namespace fences; AF_ALG, the kernel crypto
 // API; AF_PACKET; Bluetooth, XDP, …) are refused.
@@ -196,6 +221,23 @@ func SeccompProfile(goarch string) (*specs.LinuxSeccomp, error) {
 			Args:   []specs.LinuxSeccompArg{{Index: cloneArg, Value: cloneNamespaceFlags, ValueTwo: 0, Op: specs.OpMaskedEqual}},
 		},
 		{Names: []string{"clone3"}, Action: specs.ActErrno, ErrnoRet: &enosys},
+		{Names: []string{"openat2"}, Action: specs.ActErrno, ErrnoRet: &enosys},
+	}
+	for _, m := range modeArg {
+		syscalls = append(syscalls, specs.LinuxSyscall{
+			Names:  []string{m.name},
+			Action: specs.ActAllow,
+			Args:   []specs.LinuxSeccompArg{{Index: uint(m.mode), Value: setIDBits, ValueTwo: 0, Op: specs.OpMaskedEqual}},
+		})
+		if m.flags >= 0 {
+			// Without O_CREAT or O_TMPFILE the mode is not read (and may
+			// be anything): allowed whatever it is.
+			syscalls = append(syscalls, specs.LinuxSyscall{
+				Names:  []string{m.name},
+				Action: specs.ActAllow,
+				Args:   []specs.LinuxSeccompArg{{Index: uint(m.flags), Value: openCreates, ValueTwo: 0, Op: specs.OpMaskedEqual}},
+			})
+		}
 	}
 	// socket(2) and personality(2) take an int; the kernel ignores the
 	// upper 32 bits of the register, so compare only the lower ones

@@ -128,3 +128,42 @@ func TestSeccompProfile(t *testing.T) {
 		t.Error("a profile for an unknown architecture")
 	}
 }
+
+// Every mode-carrying call is allowed only with a mode free of set-id
+// bits (and open/openat also whenever they create nothing); none is
+// allowed unconditionally, and openat2 is ENOSYS (12.2).
+func TestSeccompSetIDModes(t *testing.T) {
+	s, _ := SeccompProfile("amd64")
+	for _, m := range modeArg {
+		rules := allowRules(s, m.name)
+		want := 1
+		if m.flags >= 0 {
+			want = 2
+		}
+		if len(rules) != want {
+			t.Fatalf("%s: %d allow rules, want %d: %+v", m.name, len(rules), want, rules)
+		}
+		var sawMode bool
+		for _, r := range rules {
+			if len(r.Args) != 1 || r.Args[0].Op != specs.OpMaskedEqual || r.Args[0].ValueTwo != 0 {
+				t.Fatalf("%s: rule %+v, want one masked compare with 0", m.name, r)
+			}
+			a := r.Args[0]
+			switch {
+			case int(a.Index) == m.mode && a.Value == 0o6000:
+				sawMode = true
+			case int(a.Index) == m.flags && a.Value&0o100 != 0 && a.Value&0o20000000 != 0:
+			default:
+				t.Errorf("%s: condition %+v is neither the mode's set-id bits nor the open flags", m.name, a)
+			}
+		}
+		if !sawMode {
+			t.Errorf("%s: no condition on the mode (argument %d)", m.name, m.mode)
+		}
+	}
+	for _, sc := range s.Syscalls {
+		if contains(sc.Names, "openat2") && (sc.Action != specs.ActErrno || sc.ErrnoRet == nil || *sc.ErrnoRet != errnoENOSYS) {
+			t.Errorf("openat2 rule %+v, want ENOSYS", sc)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package launch
 
 import (
+	"encoding/json"
 	"fmt"
 	"path"
 	"slices"
@@ -502,4 +503,64 @@ func pidsLimit(s *specs.Spec) *int64 {
 		return nil
 	}
 	return s.Linux.Resources.Pids.Limit
+}
+
+// uncoveredMasks lists the paths the bundle says it masks
+// (spec.AnnotationMasked) that the process would see anyway: no mask is
+// the last mount at the path (a later bind of a parent covers it, or the
+// mask is gone), or a later mount shows something inside a masked
+// directory. linux.maskedPaths are masked by the runtime after every
+// mount, so they always hold.
+func uncoveredMasks(s *specs.Spec) []string {
+	a, ok := s.Annotations[spec.AnnotationMasked]
+	if !ok {
+		return nil
+	}
+	var masked []string
+	if err := json.Unmarshal([]byte(a), &masked); err != nil {
+		return []string{fmt.Sprintf("annotation %s: %v", spec.AnnotationMasked, err)}
+	}
+	var runtimeMasked []string
+	if s.Linux != nil {
+		runtimeMasked = s.Linux.MaskedPaths
+	}
+	isMask := func(m specs.Mount) bool {
+		return readOnly(m) && ((isBind(m) && m.Source == "/dev/null") || m.Type == "tmpfs")
+	}
+	var out []string
+	for _, p := range masked {
+		p = path.Clean(p)
+		if under(p, cleanAll(runtimeMasked)) {
+			continue
+		}
+		last := -1
+		for i, m := range s.Mounts {
+			if under(p, []string{path.Clean(m.Destination)}) {
+				last = i
+			}
+		}
+		switch {
+		case last < 0 || !isMask(s.Mounts[last]):
+			what := "no mask"
+			if last >= 0 {
+				what = "the " + s.Mounts[last].Type + " mount at " + s.Mounts[last].Destination + " after its mask"
+			}
+			out = append(out, p+" (covered by "+what+")")
+			continue
+		}
+		for _, m := range s.Mounts[last+1:] {
+			if d := path.Clean(m.Destination); d != p && under(d, []string{p}) && !isMask(m) {
+				out = append(out, p+" (the mount at "+d+" shows something inside it)")
+			}
+		}
+	}
+	return out
+}
+
+func cleanAll(paths []string) []string {
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		out[i] = path.Clean(p)
+	}
+	return out
 }

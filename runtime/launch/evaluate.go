@@ -167,6 +167,9 @@ func Evaluate(req Request, host Host, floor *Floor) *Decision {
 		v.add(RuleCgroupInUse, "%s", host.CgroupInUse)
 	}
 	selfWritable(s, host, &v)
+	if bad := uncoveredMasks(s); len(bad) > 0 {
+		v.add(RuleMasksCovered, "masked paths the process would see: %s", strings.Join(bad, "; "))
+	}
 
 	d.Posture = PostureOf(s, host.Sources, host.AppArmor)
 	if s.Annotations[AnnotationPosture] == "isolated" && !d.Posture.Isolated() {

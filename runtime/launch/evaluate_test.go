@@ -259,6 +259,28 @@ func TestEvaluate(t *testing.T) {
 			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/work", Type: "bind", Source: "/home/u/proj", Options: []string{"bind", "ro"}})
 		}, host: func(h *Host) { h.Config = "/home/u/proj/bundle/config.json" }},
 
+		// 12.5: a mask covered by a later mount.
+		{name: "a bind after a mask covers it (12.5)", edit: func(s *specs.Spec) {
+			s.Annotations["dev.vetto.masked"] = `["/p/.env","/p/secrets"]`
+			s.Mounts = append(s.Mounts,
+				specs.Mount{Destination: "/p", Type: "bind", Source: "/home/u/p", Options: []string{"bind", "rw"}},
+				specs.Mount{Destination: "/p/.env", Type: "bind", Source: "/dev/null", Options: []string{"bind", "ro"}},
+				specs.Mount{Destination: "/p/secrets", Type: "tmpfs", Source: "tmpfs", Options: []string{"ro"}},
+				specs.Mount{Destination: "/p", Type: "bind", Source: "/home/u/p", Options: []string{"bind", "rw"}})
+		}, rules: []RuleID{RuleMasksCovered}},
+		{name: "a bind inside a masked directory", edit: func(s *specs.Spec) {
+			s.Annotations["dev.vetto.masked"] = `["/p/secrets"]`
+			s.Mounts = append(s.Mounts,
+				specs.Mount{Destination: "/p/secrets", Type: "tmpfs", Source: "tmpfs", Options: []string{"ro"}},
+				specs.Mount{Destination: "/p/secrets/key", Type: "bind", Source: "/home/u/p/secrets/key", Options: []string{"bind", "ro"}})
+		}, rules: []RuleID{RuleMasksCovered}},
+		{name: "masks last hold", edit: func(s *specs.Spec) {
+			s.Annotations["dev.vetto.masked"] = `["/p/.env","/proc/kcore"]`
+			s.Mounts = append(s.Mounts,
+				specs.Mount{Destination: "/p", Type: "bind", Source: "/home/u/p", Options: []string{"bind", "rw"}},
+				specs.Mount{Destination: "/p/.env", Type: "bind", Source: "/dev/null", Options: []string{"bind", "ro"}})
+		}},
+
 		// Landlock.
 		{name: "landlock exact", edit: withLandlock, level: Standard, check: func(t *testing.T, d *Decision) {
 			if d.Landlock == "" {

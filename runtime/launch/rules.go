@@ -61,6 +61,7 @@ const (
 	RuleLandlockInput    RuleID = "landlock.input"
 	RuleLandlockProbe    RuleID = "landlock.probe"
 	RulePostureAnnotated RuleID = "posture.annotation"
+	RuleMasksCovered     RuleID = "masks.covered"
 
 	RuleStrictLinux          RuleID = "strict.linux"
 	RuleStrictNamespaces     RuleID = "strict.namespaces"
@@ -124,6 +125,7 @@ var Rules = []Rule{
 	{RuleCapsUnset, "every level", KindLevel, "an unset process.capabilities means no capabilities (libcontainer would leave the runtime's own)", "list the capabilities the process needs in process.capabilities"},
 	{RuleLandlockInput, "every level", KindInput, "dev.vetto.landlock is a valid ruleset, with process.noNewPrivileges true and a proc mount at /proc (the shim needs both)", "fix the annotation or the spec as the message says"},
 	{RuleLandlockProbe, "every level", KindHost, "the host's Landlock ABI can be read when the bundle asks for Landlock", "check the kernel (vetto-runtime doctor)"},
+	{RuleMasksCovered, "every level", KindLevel, "every path the bundle says it masks (dev.vetto.masked) is masked where the process sees it: no later mount covers the mask or shows something inside it", "put the masks after every mount (vetto-runtime spec does)"},
 	{RulePostureAnnotated, "every level", KindLevel, "a bundle annotated dev.vetto.posture=isolated gives nothing of the host away (see the posture)", "remove what weakens the posture, or the annotation"},
 
 	{RuleStrictLinux, "strict", KindLevel, "the spec has a linux section: namespaces, cgroups, seccomp", "add one (vetto-runtime spec writes a starter)"},

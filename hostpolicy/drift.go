@@ -1,0 +1,186 @@
+package hostpolicy
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"sort"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/vetto-dev/vetto-runtime/spec"
+)
+
+// IsPolicyBundle reports whether s was compiled from a policy: it carries
+// the annotations create checks against the host again.
+func IsPolicyBundle(s *specs.Spec) bool {
+	_, scan := s.Annotations[spec.AnnotationScan]
+	_, deny := s.Annotations[spec.AnnotationDeny]
+	return scan || deny
+}
+
+// Drift checks a policy bundle against the host as it is now — the
+// workload of an earlier run may have moved a secret into .git, moved a
+// denied directory's parent, planted a socket or a new repository, or
+// changed a file served stripped. It scans the roots the compiler scanned
+// again, and lists each secret or socket the sandbox would see unmasked,
+// each denied path that now exists and shows unmasked, each piece of
+// repository metadata or tool configuration it could write, and each
+// stripped file that changed. An empty list: the bundle still holds.
+func Drift(s *specs.Spec) ([]string, error) {
+	var roots, deny []string
+	var stripped []spec.Stripped
+	for key, dst := range map[string]any{spec.AnnotationScan: &roots, spec.AnnotationDeny: &deny, spec.AnnotationStripped: &stripped} {
+		if a, ok := s.Annotations[key]; ok {
+			if err := json.Unmarshal([]byte(a), dst); err != nil {
+				return nil, fmt.Errorf("annotation %s: %w", key, err)
+			}
+		}
+	}
+	found, err := Scan(roots)
+	if err != nil {
+		return nil, err
+	}
+	m := newMountView(s)
+	var out []string
+	masked := func(p, what string) {
+		for _, v := range m.views(p) {
+			if !m.masked(v) {
+				out = append(out, fmt.Sprintf("%s (%s) shows unmasked at %s", p, what, v))
+			}
+		}
+	}
+	for _, f := range found {
+		switch f.Kind {
+		case spec.FoundSecret, spec.FoundSocket:
+			masked(f.Path, f.Kind.String())
+		case spec.FoundRepo:
+			for _, v := range m.views(f.Path) {
+				if m.writable(v) && !m.boundAt(v) {
+					out = append(out, fmt.Sprintf("repository %s is not pinned at %s: the sandbox could rename it away and put its own in its place", f.Path, v))
+				}
+			}
+			for _, meta := range f.Meta {
+				m.readOnly(filepath.Join(f.Path, meta), "repository metadata", &out)
+			}
+		case spec.FoundGitFile, spec.FoundToolConfig:
+			m.readOnly(f.Path, f.Kind.String(), &out)
+		}
+	}
+	for _, d := range deny {
+		if _, err := os.Lstat(d); err == nil {
+			masked(d, "denied")
+		}
+	}
+	for _, f := range found {
+		if f.Kind == spec.FoundRepo && filepath.Base(f.Path) == ".git" {
+			if _, err := os.Lstat(filepath.Join(f.Path, "commondir")); err == nil {
+				out = append(out, fmt.Sprintf("%s/commondir sends git to another directory's config (no main repository has one; a sandbox may have planted it): remove it", f.Path))
+			}
+		}
+	}
+	for _, st := range stripped {
+		data, err := os.ReadFile(st.Path)
+		sum := sha256.Sum256(data)
+		if err != nil || hex.EncodeToString(sum[:]) != st.SHA256 {
+			out = append(out, fmt.Sprintf("%s changed since the bundle was compiled (it is served stripped of credentials)", st.Path))
+		}
+	}
+	sort.Strings(out)
+	return slices.Compact(out), nil
+}
+
+// mountView is a spec's mounts as the sandbox sees them: which bind shows
+// a path, and what covers it later.
+type mountView struct {
+	mounts      []specs.Mount
+	real        []string // each bind's source with symlinks resolved
+	maskedPaths []string
+}
+
+func newMountView(s *specs.Spec) *mountView {
+	m := &mountView{mounts: s.Mounts}
+	for _, mnt := range s.Mounts {
+		m.real = append(m.real, realPath(mnt.Source))
+	}
+	if s.Linux != nil {
+		m.maskedPaths = s.Linux.MaskedPaths
+	}
+	return m
+}
+
+func isBind(m specs.Mount) bool {
+	return m.Type == "bind" || slices.Contains(m.Options, "bind") || slices.Contains(m.Options, "rbind")
+}
+
+func isMask(m specs.Mount) bool {
+	ro := slices.Contains(m.Options, "ro")
+	return ro && ((isBind(m) && m.Source == "/dev/null") || m.Type == "tmpfs")
+}
+
+// effective is the index of the mount that shows container path v: the
+// last one, in the order they are made, whose destination contains it —
+// a mount at a parent made after one below it hides it.
+func (m *mountView) effective(v string) int {
+	best := -1
+	for i, mnt := range m.mounts {
+		if Within(v, path.Clean(mnt.Destination)) {
+			best = i
+		}
+	}
+	return best
+}
+
+// views are the container paths where host path p shows through a bind.
+func (m *mountView) views(p string) []string {
+	var out []string
+	for i, mnt := range m.mounts {
+		if !isBind(mnt) || isMask(mnt) || !Within(p, m.real[i]) {
+			continue
+		}
+		v := path.Join(mnt.Destination, p[len(m.real[i]):])
+		if m.effective(v) == i && !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// masked reports whether container path v is covered by a mask: a mask
+// mount at v or a directory mask above it, or a maskedPaths entry.
+func (m *mountView) masked(v string) bool {
+	for _, p := range m.maskedPaths {
+		if Within(v, path.Clean(p)) {
+			return true
+		}
+	}
+	i := m.effective(v)
+	return i >= 0 && isMask(m.mounts[i])
+}
+
+func (m *mountView) writable(v string) bool {
+	i := m.effective(v)
+	return i >= 0 && isBind(m.mounts[i]) && !slices.Contains(m.mounts[i].Options, "ro")
+}
+
+// boundAt reports whether a bind's destination is exactly v.
+func (m *mountView) boundAt(v string) bool {
+	i := m.effective(v)
+	return i >= 0 && path.Clean(m.mounts[i].Destination) == v
+}
+
+// readOnly adds to out each view of host path p the sandbox could write.
+// A writable bind made at exactly that path is the policy's opt-in by name
+// (allow_write of it) and is left alone.
+func (m *mountView) readOnly(p, what string, out *[]string) {
+	for _, v := range m.views(p) {
+		if m.writable(v) && !m.boundAt(v) {
+			*out = append(*out, fmt.Sprintf("%s (%s) is writable at %s: it runs code on the host", p, what, v))
+		}
+	}
+}
