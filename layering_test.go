@@ -27,6 +27,7 @@ var rules = map[string]struct {
 	// the pre-launch checks (hooks), the exec shim (linux) and the
 	// in-container probe. It imports nothing of ours.
 	"landlock":    {nil, []string{"github.com/landlock-lsm/go-landlock/", "golang.org/x/sys/"}},
+	"relay":       {nil, []string{"golang.org/x/net/"}},
 	"hooks":       {[]string{"spec", "landlock"}, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/"}},
 	"runtime":     {[]string{"spec", "hooks", "landlock"}, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/", "github.com/BurntSushi/toml", "github.com/gowebpki/jcs"}},
 	"linux":       {[]string{"spec", "hooks", "runtime", "landlock"}, []string{"github.com/opencontainers/", "github.com/containerd/console", "github.com/sirupsen/logrus", "golang.org/x/sys/"}},
