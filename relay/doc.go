@@ -55,4 +55,7 @@
 // UDP other than the stub's, ICMP and raw sockets have no route: the
 // namespace has only lo, and the relay carries TCP. That is the runtime's
 // namespace, not this package's doing.
+//
+// docs/network.md has the whole design: the deny set table, the DNS stub's
+// answers, the denial ids, the bounds, the threat model and measurements.
 package relay

@@ -291,3 +291,31 @@ func TestConfiguredResolver(t *testing.T) {
 		}
 	}
 }
+
+// An upstream whose response head is past the bound gets the workload a
+// 502, not a relay that buffers without end.
+func TestUpstreamHeadTooLarge(t *testing.T) {
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		http.ReadRequest(bufio.NewReader(c))
+		fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nX-Pad: %s\r\nContent-Length: 0\r\n\r\n", strings.Repeat("a", 70<<10))
+	}()
+	port := uint16(ln.Addr().(*net.TCPAddr).Port)
+	h := newHarness(t, bypassSettings(port), harnessConfig{})
+	resp, body := h.roundTrip(fmt.Sprintf("GET http://allowed.test:%d/ HTTP/1.1\r\nHost: allowed.test:%d\r\n\r\n", port, port))
+	if resp.StatusCode != http.StatusBadGateway || !strings.Contains(string(body), "larger than the limit") {
+		t.Fatalf("got %d %q, want 502 saying the head is too large", resp.StatusCode, body)
+	}
+	if evs := h.waitEvents(1); len(evs) != 1 || evs[0].Verdict != Allow || !strings.Contains(evs[0].Reason, "read response") {
+		t.Errorf("events %+v, want the allowed request with the upstream's failure", evs)
+	}
+}
