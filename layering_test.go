@@ -27,7 +27,10 @@ var rules = map[string]struct {
 	// the pre-launch checks (hooks), the exec shim (linux) and the
 	// in-container probe. It imports nothing of ours.
 	"landlock": {nil, []string{"github.com/landlock-lsm/go-landlock/", "golang.org/x/sys/"}},
-	"hooks":    {[]string{"spec", "landlock"}, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/"}},
+	// relay is the egress relay's decisions and servers: a leaf, run by
+	// the relay process the runtime starts.
+	"relay": {nil, []string{"golang.org/x/net/"}},
+	"hooks": {[]string{"spec", "landlock"}, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/"}},
 	// runtime/launch is the one launch-policy evaluator: pure, below the
 	// lifecycle that calls it.
 	"runtime/launch": {[]string{"spec", "hooks", "landlock"}, []string{"github.com/opencontainers/runtime-spec/"}},
