@@ -452,16 +452,28 @@ func (c *container) Teardown() (*hooks.Receipt, error) {
 // parameters, in its process group while it has one, and returns stdout.
 // Seatbelt cannot join a running sandbox: the probe gets the same one.
 func (c *container) RunProbe(_ *specs.Process, args []string, timeout time.Duration) ([]byte, error) {
-	cmd := exec.Command(sandboxExec, append(c.st.Plan.SandboxArgs(), args...)...)
-	cmd.Env = []string{}
-	cmd.Dir = "/"
 	var out, errOut strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if c.alive() {
-		cmd.SysProcAttr.Pgid = c.st.Pid
+	newCmd := func(pgid int) *exec.Cmd {
+		cmd := exec.Command(sandboxExec, append(c.st.Plan.SandboxArgs(), args...)...)
+		cmd.Env = []string{}
+		cmd.Dir = "/"
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pgid: pgid}
+		return cmd
 	}
-	if err := cmd.Start(); err != nil {
+	pgid := 0
+	if c.alive() {
+		pgid = c.st.Pid
+	}
+	cmd := newCmd(pgid)
+	err := cmd.Start()
+	if err != nil && pgid != 0 {
+		// The group is in another session (a start from elsewhere than
+		// the create): a group of its own, killed below on timeout.
+		cmd = newCmd(0)
+		err = cmd.Start()
+	}
+	if err != nil {
 		return nil, fmt.Errorf("probe: %w", err)
 	}
 	done := make(chan error, 1)

@@ -189,7 +189,7 @@ func restrictedToken(t Token) (windows.Token, error) {
 		}
 		disable = append(disable, windows.SIDAndAttributes{Sid: sid})
 	}
-	flags := uint32(luaToken)
+	flags := uint32(0)
 	if t.DisableMaxPrivilege {
 		flags |= disableMaxPrivilege
 	}
@@ -388,7 +388,10 @@ func (h *holder) handle(inst windows.Handle) {
 	}
 	_ = json.NewEncoder(f).Encode(resp)
 	_ = windows.FlushFileBuffers(inst)
-	if req.Op == "teardown" && resp.Err == "" {
+	// Only a teardown that proved the job empty and removed everything
+	// ends the holder: otherwise it keeps the job (and its handle) for
+	// delete --force to try again.
+	if r := resp.Receipt; req.Op == "teardown" && r != nil && len(r.Remaining) == 0 && len(r.Problems) == 0 {
 		h.close()
 	}
 }

@@ -351,7 +351,7 @@ func (c *container) Teardown() (*hooks.Receipt, error) {
 	if rec == nil {
 		return nil, fmt.Errorf("teardown %q: the holder sent no receipt", c.st.ID)
 	}
-	if rec.Clean() || len(rec.Remaining) == 0 && len(rec.Problems) == 0 {
+	if len(rec.Remaining) == 0 && len(rec.Problems) == 0 {
 		if err := os.RemoveAll(c.dir); err != nil {
 			rec.Problems = append(rec.Problems, err.Error())
 		}

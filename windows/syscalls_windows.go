@@ -35,8 +35,7 @@ const (
 	procThreadAttributeSecurityCapabilities = 0x00020009 // PROC_THREAD_ATTRIBUTE_SECURITY_CAPABILITIES
 	procThreadAttributeJobList              = 0x0002000D // PROC_THREAD_ATTRIBUTE_JOB_LIST (Windows 10)
 
-	disableMaxPrivilege = 0x1 // CreateRestrictedToken flags
-	luaToken            = 0x4
+	disableMaxPrivilege = 0x1 // CreateRestrictedToken's DISABLE_MAX_PRIVILEGE
 
 	tokenIsAppContainer  = 29 // TOKEN_INFORMATION_CLASS
 	tokenCapabilities    = 30
