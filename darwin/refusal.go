@@ -51,7 +51,7 @@ const (
 	FeatureCleanup = "cleanup"
 	// FeatureLimits is runtime.FeatureLimits: memory and pids limits
 	// Seatbelt cannot set.
-	FeatureLimits = runtime.FeatureLimits
+	FeatureLimits = string(runtime.FeatureLimits)
 	// FeatureNoNewPrivs: darwin has no no_new_privs and Seatbelt does not
 	// strip set-id bits, so a set-id binary the process can execute runs
 	// with its owner's ids (still inside the same sandbox).

@@ -43,7 +43,7 @@ type Note struct {
 
 // FeatureLimits is runtime.FeatureLimits: a pids limit the job counts in
 // processes, not threads.
-const FeatureLimits = runtime.FeatureLimits
+const FeatureLimits = string(runtime.FeatureLimits)
 
 // Decision is what a level makes of a plan's degradations.
 type Decision struct {
