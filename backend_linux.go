@@ -4,7 +4,6 @@ import (
 	"os"
 
 	"github.com/vetto-dev/vetto-runtime/hooks"
-	"github.com/vetto-dev/vetto-runtime/landlock"
 	"github.com/vetto-dev/vetto-runtime/linux"
 	"github.com/vetto-dev/vetto-runtime/runtime"
 )
@@ -17,16 +16,9 @@ func initIfRequested() {
 	}
 }
 
-// shimIfRequested runs the Landlock exec shim when a container's init
-// execs us inside the container as "vetto-runtime landlock-exec"; it
-// replaces this process with the container's own, and returns (with the
-// exit status, true) only when it could not.
-func shimIfRequested() (int, bool) {
-	if len(os.Args) > 1 && os.Args[1] == landlock.ShimCommand {
-		return linux.Shim(os.Args), true
-	}
-	return 0, false
-}
+// shimIfRequested: on Linux the pre-exec step runs inside libcontainer's
+// init (linux.Init), so nothing else is re-executed.
+func shimIfRequested() (int, bool) { return 0, false }
 
 func newBackend() runtime.Backend {
 	return &linux.Backend{Version: version, Commit: gitCommit}

@@ -9,32 +9,25 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/vetto-dev/vetto-runtime/hooks"
-	"github.com/vetto-dev/vetto-runtime/landlock"
 	"github.com/vetto-dev/vetto-runtime/runtime"
 	"github.com/vetto-dev/vetto-runtime/spec"
 )
 
-// landlockRestrictor is how the probe applies the container's Landlock
-// rules to itself: the same restriction the shim applies to the
-// container's process (landlock.RestrictThread), so the canaries test the
-// domain the workload runs in.
-var landlockRestrictor hooks.LandlockRestrictor = landlock.RestrictThread
-
-// probeIfRequested runs the verification probe when the runtime started
-// itself inside a container as "<self> probe <config>" (runtime.ProbeSelf,
-// hooks.ProbeArg) and returns the exit code, with ok set; main exits with
-// it. It runs before the CLI, as libcontainer's init does: inside the
-// container there are no flags, state root or logging to set up, only the
-// probe's one job.
+// probeIfRequested runs the canary probe when a backend without an exec
+// shim (darwin, windows) started the runtime inside a container's sandbox
+// as "<self> probe" (hooks.ProbeArg), and returns the exit code, with ok
+// set; main exits with it. The plan arrives on stdin, never in argv, which
+// the workload beside it can read. It runs before the CLI: inside the
+// sandbox there are no flags, state root or logging to set up.
 func probeIfRequested(args []string) (code int, ok bool) {
 	if len(args) < 2 || args[1] != hooks.ProbeArg {
 		return 0, false
 	}
-	if len(args) != 3 {
-		fmt.Fprintln(os.Stderr, "vetto-runtime probe: want exactly one argument, the probe config")
+	if len(args) != 2 {
+		fmt.Fprintln(os.Stderr, "vetto-runtime probe: takes no arguments; the plan is read from stdin")
 		return runtime.ExitFailure, true
 	}
-	if err := hooks.Probe(args[2], landlockRestrictor, os.Stdout); err != nil {
+	if err := hooks.Probe(os.Stdin, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "vetto-runtime probe:", err)
 		return runtime.ExitFailure, true
 	}

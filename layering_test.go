@@ -24,21 +24,24 @@ var rules = map[string]struct {
 	"spec": {nil, []string{"github.com/opencontainers/runtime-spec/", "github.com/BurntSushi/toml"}},
 	// landlock is a leaf beside spec: the dev.vetto.landlock ruleset, the
 	// ABI matrix and the thread restriction, shared by the plan (runtime),
-	// the pre-launch checks (hooks), the exec shim (linux) and the
-	// in-container probe. It imports nothing of ours.
+	// the pre-launch checks (hooks) and the exec shim (linux). It imports
+	// nothing of ours.
 	"landlock": {nil, []string{"github.com/landlock-lsm/go-landlock/", "golang.org/x/sys/"}},
+	// shim is the pre-exec step's config, written by the backend, read by
+	// the pre-launch check and by the step in the init: a leaf.
+	"shim": {nil, nil},
 	// relay is the egress relay's decisions and servers: a leaf, run by
 	// the relay process the runtime starts.
 	"relay": {nil, []string{"golang.org/x/net/"}},
-	"hooks": {[]string{"spec", "landlock"}, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/"}},
+	"hooks": {[]string{"spec", "landlock", "shim"}, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/"}},
 	// runtime/launch is the one launch-policy evaluator: pure, below the
 	// lifecycle that calls it.
 	"runtime/launch": {[]string{"spec", "hooks", "landlock"}, []string{"github.com/opencontainers/runtime-spec/"}},
 	// hostpolicy is the host side of policy mode: it reads the host for
 	// the compiler and checks compiled bundles against it at create.
 	"hostpolicy":  {[]string{"spec"}, []string{"github.com/opencontainers/runtime-spec/"}},
-	"runtime":     {[]string{"spec", "hooks", "landlock", "runtime/launch", "hostpolicy"}, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/", "github.com/BurntSushi/toml", "github.com/gowebpki/jcs"}},
-	"linux":       {[]string{"spec", "hooks", "runtime", "landlock"}, []string{"github.com/opencontainers/", "github.com/containerd/console", "github.com/sirupsen/logrus", "golang.org/x/sys/"}},
+	"runtime":     {[]string{"spec", "hooks", "landlock", "runtime/launch", "hostpolicy", "shim"}, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/", "github.com/BurntSushi/toml", "github.com/gowebpki/jcs"}},
+	"linux":       {[]string{"spec", "hooks", "runtime", "landlock", "shim"}, []string{"github.com/opencontainers/", "github.com/containerd/console", "github.com/sirupsen/logrus", "golang.org/x/sys/"}},
 	"darwin":      {[]string{"spec", "hooks", "runtime"}, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/"}},
 	"windows":     {[]string{"spec", "hooks", "runtime"}, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/"}},
 	"integration": {nil, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/"}},

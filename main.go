@@ -28,8 +28,20 @@ directly:
 
     # vetto-runtime run [-b bundle] <container-id>`
 
-func main() {
+// init turns this process into a container's init when libcontainer
+// re-executes it as "vetto-runtime init". It must run here, in package
+// init, as runc's does: the Go runtime runs package init on the main
+// thread, locked to it, and libcontainer.Init locks the goroutine to
+// whatever thread it is on. From main() the goroutine may already have
+// moved to another thread; then the init drops its capabilities and sets
+// no_new_privs on that thread only (both are per thread), and the host,
+// reading /proc/<pid>/status — the main thread's — sees the init still
+// privileged until the exec.
+func init() {
 	initIfRequested()
+}
+
+func main() {
 	if code, ok := shimIfRequested(); ok {
 		os.Exit(code)
 	}

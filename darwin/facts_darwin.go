@@ -3,9 +3,9 @@
 package darwin
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"io"
 	"io/fs"
@@ -87,10 +87,15 @@ func (c *container) canaries() []hooks.Result {
 			}
 		}()
 	}
-	arg, _ := json.Marshal(cfg)
-	out, runErr := c.RunProbe(nil, []string{c.st.Self, hooks.ProbeArg, string(arg)}, hooks.ProbeTimeout)
+	// The plan goes on the probe's stdin: argv is readable by the
+	// workload beside it, which could forge the canaries with the nonce.
+	in, runErr := hooks.EncodeMessage(cfg)
+	var out []byte
 	if runErr == nil {
-		runErr = json.Unmarshal(out, &o.Common.Report)
+		out, runErr = c.runProbe([]string{c.st.Self, hooks.ProbeArg}, in, hooks.ProbeTimeout)
+	}
+	if runErr == nil {
+		runErr = hooks.ReadMessage(bytes.NewReader(out), &o.Common.Report)
 	}
 	if runErr != nil {
 		o.Common.ProbeErr = runErr.Error()

@@ -3,6 +3,7 @@
 package darwin
 
 import (
+	"bytes"
 	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
@@ -298,7 +299,19 @@ func (c *container) OCIState() (*specs.State, error) {
 // so end-of-file after the byte means it exec'd (or died). Then the
 // running process is verified from the host; a FAIL fails the start (the
 // core then kills the container).
-func (c *container) Start(*specs.Spec) error {
+func (c *container) Start(_ *specs.Spec, canary *hooks.ProbeConfig) (*hooks.ProbeReport, error) {
+	if canary != nil {
+		// The core asks for in-process canaries only where it reads host
+		// facts (Linux); this backend runs its own probe after start.
+		return nil, fmt.Errorf("start %q: this backend has no exec shim to run the canaries in", c.st.ID)
+	}
+	return nil, c.start()
+}
+
+// Proceed does nothing: Start never leaves a shim waiting here.
+func (c *container) Proceed(bool) error { return nil }
+
+func (c *container) start() error {
 	fifo := filepath.Join(c.dir, fifoName)
 	fd, err := unix.Open(fifo, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if errors.Is(err, unix.ENOENT) {
@@ -448,15 +461,17 @@ func (c *container) Teardown() (*hooks.Receipt, error) {
 	return rec, nil
 }
 
-// RunProbe runs args in a sandbox with the container's own profile and
-// parameters, in its process group while it has one, and returns stdout.
-// Seatbelt cannot join a running sandbox: the probe gets the same one.
-func (c *container) RunProbe(_ *specs.Process, args []string, timeout time.Duration) ([]byte, error) {
+// runProbe runs args in a sandbox with the container's own profile and
+// parameters, in its process group while it has one, with stdin on its
+// standard input, and returns stdout. Seatbelt cannot join a running
+// sandbox: the probe gets the same one.
+func (c *container) runProbe(args []string, stdin []byte, timeout time.Duration) ([]byte, error) {
 	var out, errOut strings.Builder
 	newCmd := func(pgid int) *exec.Cmd {
 		cmd := exec.Command(sandboxExec, append(c.st.Plan.SandboxArgs(), args...)...)
 		cmd.Env = []string{}
 		cmd.Dir = "/"
+		cmd.Stdin = bytes.NewReader(stdin)
 		cmd.Stdout, cmd.Stderr = &out, &errOut
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pgid: pgid}
 		return cmd

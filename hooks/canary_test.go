@@ -2,7 +2,6 @@ package hooks
 
 import (
 	"bytes"
-	"encoding/json"
 	"net"
 	"os"
 	"path/filepath"
@@ -47,6 +46,14 @@ func TestPlanCanaries(t *testing.T) {
 		}, CanaryPlan{
 			MaskedRead: []string{"/proc/kcore"}, WriteInside: []string{"/"}, ConnectMustFail: true,
 		}},
+		{"read-only root, nothing writable but /dev/shm: it is the positive control", func(s *specs.Spec) {
+			s.Mounts = append(s.Mounts[:2], specs.Mount{Destination: "/dev/shm", Type: "tmpfs"})
+		}, CanaryPlan{
+			MaskedRead: []string{"/proc/kcore"}, WriteInside: []string{"/dev/shm"}, WriteOutside: []string{"/"}, ConnectMustFail: true,
+		}},
+		{"read-only root, nothing writable at all", func(s *specs.Spec) { s.Mounts = s.Mounts[:1] }, CanaryPlan{
+			MaskedRead: []string{"/proc/kcore"}, WriteOutside: []string{"/"}, ConnectMustFail: true,
+		}},
 		{"host network", func(s *specs.Spec) { s.Linux.Namespaces = nil }, CanaryPlan{
 			MaskedRead: []string{"/proc/kcore"}, WriteInside: []string{"/tmp"}, WriteOutside: []string{"/", "/data"},
 		}},
@@ -68,7 +75,7 @@ func TestPlanCanaries(t *testing.T) {
 		}},
 		{"landlock write rules are the allowed roots", func(s *specs.Spec) {
 			s.Mounts[3].Options = []string{"rbind"} // writable, but the policy says read-only
-			s.Annotations = map[string]string{"dev.vetto.landlock": `{"rules":{"pathBeneath":[{"allowedAccess":258,"paths":["/tmp"]},{"allowedAccess":1,"paths":["/"]}]}}`}
+			s.Annotations = map[string]string{"dev.vetto.landlock": `{"ruleset":{"handledAccessFS":65535},"rules":{"pathBeneath":[{"allowedAccess":258,"paths":["/tmp"]},{"allowedAccess":1,"paths":["/"]}]}}`}
 		}, CanaryPlan{
 			MaskedRead: []string{"/proc/kcore"}, WriteInside: []string{"/tmp"}, WriteOutside: []string{"/", "/data"}, ConnectMustFail: true,
 		}},
@@ -124,6 +131,12 @@ func TestJudgeCanaries(t *testing.T) {
 	with := func(m map[string]Verdict, k string, v Verdict) map[string]Verdict {
 		m[k] = v
 		return m
+	}
+	// Nowhere to write: no positive control, so no write canary passes.
+	noRoot := CanaryPlan{WriteOutside: []string{"/"}}
+	o := Observation{Report: ProbeReport{Writes: []ProbeAttempt{{Path: "/", Err: "read-only file system"}}}, Created: map[string]bool{"/": false}}
+	if g := verdicts(JudgeCanaries(noRoot, o)); !reflect.DeepEqual(g, map[string]Verdict{"P3/write-inside": Partial, "P3/write-outside/": Partial}) {
+		t.Fatalf("no writable root: %v, want both PARTIAL", g)
 	}
 	for _, tc := range []struct {
 		name string
@@ -209,7 +222,7 @@ func TestReceiptClean(t *testing.T) {
 }
 
 // The probe, run on the host against a temporary tree, reports what it
-// read, created and reached: the report is what RunCanaries checks its
+// read, created and reached: the report is what CanarySession.Judge checks its
 // host facts against.
 func TestProbe(t *testing.T) {
 	dir := t.TempDir()
@@ -222,13 +235,15 @@ func TestProbe(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	cfg, _ := json.Marshal(ProbeConfig{Nonce: "n1", MaskedRead: []string{secret}, WriteInside: []string{dir}, WriteOutside: []string{filepath.Join(dir, "missing")}, Connect: l.Addr().String(), Landlock: "{}"})
-	var out bytes.Buffer
-	if err := Probe(string(cfg), nil, &out); err != nil {
+	var in, out bytes.Buffer
+	if err := WriteMessage(&in, ProbeConfig{Nonce: "n1", MaskedRead: []string{secret}, WriteInside: []string{dir}, WriteOutside: []string{filepath.Join(dir, "missing")}, Connect: l.Addr().String()}); err != nil {
+		t.Fatal(err)
+	}
+	if err := Probe(&in, &out); err != nil {
 		t.Fatal(err)
 	}
 	var rep ProbeReport
-	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+	if err := ReadMessage(&out, &rep); err != nil {
 		t.Fatal(err)
 	}
 	if len(rep.Reads) != 1 || rep.Reads[0].SHA256 != Digest([]byte("token")) || rep.Reads[0].Size != 5 {
@@ -245,20 +260,6 @@ func TestProbe(t *testing.T) {
 	}
 	if n, err := acceptedSince(l); err != nil || n != 1 {
 		t.Errorf("host listener saw %d connections (%v), want 1", n, err)
-	}
-	if !strings.Contains(rep.Landlock, "not applied") {
-		t.Errorf("landlock %q: a probe without the shim must say it did not apply the rules", rep.Landlock)
-	}
-	var calls []string
-	var out2 bytes.Buffer
-	if err := Probe(string(cfg), func(a string) error { calls = append(calls, a); return nil }, &out2); err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(calls, []string{"{}"}) || !strings.Contains(out2.String(), `"landlock":"applied"`) {
-		t.Errorf("restrictor calls %v, report %s", calls, out2.String())
-	}
-	if err := Probe(string(cfg), func(string) error { return os.ErrPermission }, &bytes.Buffer{}); err == nil {
-		t.Error("a probe whose Landlock restriction failed went on")
 	}
 }
 

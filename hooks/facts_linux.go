@@ -117,17 +117,17 @@ func (ProcFacts) CgroupHas(dir, name string) (bool, error) {
 
 var _ PostFacts = ProcFacts{}
 
-func (ProcFacts) ProcStat(pid int) (byte, uint64, error) {
+func (ProcFacts) ProcStat(pid int) (ProcState, error) {
 	path := "/proc/" + strconv.Itoa(pid) + "/stat"
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return 0, 0, err
+		return ProcState{}, err
 	}
-	state, start, err := parseStat(string(data))
+	st, err := parseStat(string(data))
 	if err != nil {
-		return 0, 0, fmt.Errorf("%s: %w", path, err)
+		return ProcState{}, fmt.Errorf("%s: %w", path, err)
 	}
-	return state, start, nil
+	return st, nil
 }
 
 func (ProcFacts) Mounts(pid int) ([]Mount, error) {
@@ -205,22 +205,30 @@ func (ProcFacts) FileDigest(root, path string) (string, int, error) {
 		return "", 0, fmt.Errorf("open %s: %w", root, err)
 	}
 	defer unix.Close(rfd)
-	fd, err := unix.Openat2(rfd, path, &unix.OpenHow{
-		Flags:   unix.O_RDONLY | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_CLOEXEC,
+	// O_PATH first: the rootfs is the bundle's, and a device node there
+	// (a c 5 1 planted at /proc/kcore, a watchdog) must never be opened by
+	// the host, as root, before its type is known.
+	pfd, err := unix.Openat2(rfd, path, &unix.OpenHow{
+		Flags:   unix.O_PATH | unix.O_NOFOLLOW | unix.O_CLOEXEC,
 		Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS,
 	})
 	if err != nil {
 		return "", 0, fmt.Errorf("open %s under %s: %w", path, root, err)
 	}
+	defer unix.Close(pfd)
+	var st unix.Stat_t
+	if err := unix.Fstat(pfd, &st); err != nil {
+		return "", 0, fmt.Errorf("stat %s under %s: %w", path, root, err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return "", 0, fmt.Errorf("%s under %s: not a regular file", path, root)
+	}
+	fd, err := unix.Open("/proc/self/fd/"+strconv.Itoa(pfd), unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return "", 0, fmt.Errorf("open %s under %s: %w", path, root, err)
+	}
 	f := os.NewFile(uintptr(fd), filepath.Join(root, path))
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return "", 0, err
-	}
-	if !fi.Mode().IsRegular() {
-		return "", 0, fmt.Errorf("%s: not a regular file", f.Name())
-	}
 	buf := make([]byte, MaxCanaryRead)
 	n, err := io.ReadFull(f, buf)
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
@@ -271,7 +279,7 @@ func PidsInNamespace(ns NamespaceID) ([]int, error) {
 		if id != ns {
 			continue
 		}
-		if state, _, err := (ProcFacts{}).ProcStat(pid); err != nil || state == 'Z' || state == 'X' {
+		if st, err := (ProcFacts{}).ProcStat(pid); err != nil || st.Gone() {
 			continue
 		}
 		out = append(out, pid)

@@ -6,41 +6,47 @@ import (
 	"strings"
 
 	"github.com/vetto-dev/vetto-runtime/landlock"
+	"github.com/vetto-dev/vetto-runtime/shim"
 )
 
 // LandlockLaunch is what the pre-launch verification knows of a process
-// that is to exec through the Landlock shim.
+// that is to be restricted by the pre-exec step.
 type LandlockLaunch struct {
-	// Ruleset is what the plan decided the shim enforces.
+	// Ruleset is what the plan decided the step enforces.
 	Ruleset string
 	// ABI is the host's Landlock ABI, probed again at verification;
 	// ABIErr when that failed.
 	ABI    int
 	ABIErr error
-	// LaunchArgs is the argv the backend handed the init to exec; nil
-	// when the backend cannot say.
-	LaunchArgs []string
+	// Known: the backend reports what it handed the init (it created the
+	// container in this process). Then PreExec is the pre-exec step's
+	// config it handed it (nil: none), and Args the argv the init will
+	// exec.
+	Known   bool
+	PreExec *shim.Config
+	Args    []string
 }
 
-// CheckLandlock judges what can be known of the Landlock shim before the
-// process runs: the init will exec the shim with the plan's ruleset and
-// the spec's own args (landlock/shim), and the host's ABI, probed afresh,
-// enforces every right that ruleset handles (landlock/abi). That the
-// process is then inside the domain is judged after it exec'd
+// CheckLandlock judges what can be known of the Landlock restriction
+// before the process runs: the init will restrict itself with the plan's
+// ruleset in its pre-exec step and then exec the spec's own args
+// (landlock/shim), and the host's ABI, probed afresh, enforces every right
+// that ruleset handles (landlock/abi). That the process is then inside the
+// domain is judged by the canaries it runs there and after it exec'd
 // (CheckPastShim).
 func CheckLandlock(in *LandlockLaunch, specArgs []string) []Result {
-	shim := Result{Check: "landlock/shim", Expected: landlock.ShimExe + " " + landlock.ShimCommand + " with the plan's ruleset, then " + strings.Join(specArgs, " ")}
-	switch ruleset, args, err := landlock.ParseShimArgs(in.LaunchArgs); {
-	case in.LaunchArgs == nil:
-		shim.Verdict, shim.Found = Unavailable, "the backend does not report the init's argv"
-	case err != nil:
-		shim.Verdict, shim.Found = Fail, fmt.Sprintf("argv %q", in.LaunchArgs)
-	case ruleset != in.Ruleset:
-		shim.Verdict, shim.Found = Fail, "the shim gets another ruleset: "+ruleset
-	case !slices.Equal(args, specArgs):
-		shim.Verdict, shim.Found = Fail, "the shim execs "+strings.Join(args, " ")
+	step := Result{Check: "landlock/shim", Expected: "the init's pre-exec step restricts it with the plan's ruleset, then it execs " + strings.Join(specArgs, " ")}
+	switch {
+	case !in.Known:
+		step.Verdict, step.Found = Unavailable, "the backend does not report what it handed the init"
+	case in.PreExec == nil || in.PreExec.Ruleset == "":
+		step.Verdict, step.Found = Fail, "the init runs the process without the Landlock restriction"
+	case in.PreExec.Ruleset != in.Ruleset:
+		step.Verdict, step.Found = Fail, "the init gets another ruleset: "+in.PreExec.Ruleset
+	case !slices.Equal(in.Args, specArgs):
+		step.Verdict, step.Found = Fail, fmt.Sprintf("the init execs %q", in.Args)
 	default:
-		shim.Verdict, shim.Found = Pass, "argv as expected"
+		step.Verdict, step.Found = Pass, "pre-exec step and argv as expected"
 	}
 
 	abi := Result{Check: "landlock/abi", Expected: "the host's ABI enforces every handled right"}
@@ -57,7 +63,7 @@ func CheckLandlock(in *LandlockLaunch, specArgs []string) []Result {
 			abi.Verdict, abi.Found = Pass, fmt.Sprintf("ABI %d", in.ABI)
 		}
 	}
-	return []Result{shim, abi}
+	return []Result{step, abi}
 }
 
 // CheckPastShim judges, after start, that the process is past the shim:

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vetto-dev/vetto-runtime/landlock"
+	"github.com/vetto-dev/vetto-runtime/shim"
 )
 
 func TestCheckLandlock(t *testing.T) {
@@ -17,13 +17,14 @@ func TestCheckLandlock(t *testing.T) {
 		shim, abi  Verdict
 		wantInFind string
 	}{
-		{"shim in place, ABI covers", LandlockLaunch{Ruleset: rs, ABI: 7, LaunchArgs: landlock.ShimArgs(rs, args)}, Pass, Pass, ""},
-		{"args not rewritten", LandlockLaunch{Ruleset: rs, ABI: 7, LaunchArgs: args}, Fail, Pass, `argv ["sh" "-c" "true"]`},
-		{"another ruleset", LandlockLaunch{Ruleset: rs, ABI: 7, LaunchArgs: landlock.ShimArgs(`{"ruleset":{"handledAccessFS":1}}`, args)}, Fail, Pass, "another ruleset"},
-		{"other args", LandlockLaunch{Ruleset: rs, ABI: 7, LaunchArgs: landlock.ShimArgs(rs, []string{"sh"})}, Fail, Pass, "the shim execs sh"},
+		{"step in place, ABI covers", LandlockLaunch{Ruleset: rs, ABI: 7, Known: true, PreExec: &shim.Config{Ruleset: rs}, Args: args}, Pass, Pass, ""},
+		{"no pre-exec step", LandlockLaunch{Ruleset: rs, ABI: 7, Known: true, Args: args}, Fail, Pass, "without the Landlock restriction"},
+		{"a step without the ruleset", LandlockLaunch{Ruleset: rs, ABI: 7, Known: true, PreExec: &shim.Config{CanaryFD: 4}, Args: args}, Fail, Pass, "without the Landlock restriction"},
+		{"another ruleset", LandlockLaunch{Ruleset: rs, ABI: 7, Known: true, PreExec: &shim.Config{Ruleset: `{"ruleset":{"handledAccessFS":1}}`}, Args: args}, Fail, Pass, "another ruleset"},
+		{"other args", LandlockLaunch{Ruleset: rs, ABI: 7, Known: true, PreExec: &shim.Config{Ruleset: rs}, Args: []string{"sh"}}, Fail, Pass, `the init execs ["sh"]`},
 		{"backend cannot say", LandlockLaunch{Ruleset: rs, ABI: 7}, Unavailable, Pass, "does not report"},
-		{"ABI shrank since the plan", LandlockLaunch{Ruleset: rs, ABI: 3, LaunchArgs: landlock.ShimArgs(rs, args)}, Pass, Fail, "ABI 3 lacks fs ioctl_dev (ABI 5)"},
-		{"ABI unreadable", LandlockLaunch{Ruleset: rs, ABIErr: errors.New("EIO"), LaunchArgs: landlock.ShimArgs(rs, args)}, Pass, Unavailable, "EIO"},
+		{"ABI shrank since the plan", LandlockLaunch{Ruleset: rs, ABI: 3, Known: true, PreExec: &shim.Config{Ruleset: rs}, Args: args}, Pass, Fail, "ABI 3 lacks fs ioctl_dev (ABI 5)"},
+		{"ABI unreadable", LandlockLaunch{Ruleset: rs, ABIErr: errors.New("EIO"), Known: true, PreExec: &shim.Config{Ruleset: rs}, Args: args}, Pass, Unavailable, "EIO"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

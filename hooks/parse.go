@@ -75,21 +75,30 @@ func parseIDMap(text string) ([]IDMapping, error) {
 // parseStat reads the state letter and start time (field 22) of
 // /proc/<pid>/stat. The command name (field 2) may hold spaces and
 // parentheses, so the fields are counted from the last ')'.
-func parseStat(text string) (byte, uint64, error) {
+// pfExiting is PF_EXITING in a task's flags (field 9 of stat): the task
+// is in do_exit, which may already have taken it out of its cgroups and
+// namespaces before it reads as a zombie.
+const pfExiting = 0x4
+
+func parseStat(text string) (ProcState, error) {
 	i := strings.LastIndexByte(text, ')')
 	if i < 0 {
-		return 0, 0, fmt.Errorf("no command name in %q", text)
+		return ProcState{}, fmt.Errorf("no command name in %q", text)
 	}
 	fields := strings.Fields(text[i+1:])
-	// fields[0] is field 3 (state); start time is field 22.
+	// fields[0] is field 3 (state); flags is field 9, start time 22.
 	if len(fields) < 20 || len(fields[0]) != 1 {
-		return 0, 0, fmt.Errorf("short stat line %q", text)
+		return ProcState{}, fmt.Errorf("short stat line %q", text)
+	}
+	flags, err := strconv.ParseUint(fields[6], 10, 64)
+	if err != nil {
+		return ProcState{}, fmt.Errorf("flags %q: %w", fields[6], err)
 	}
 	start, err := strconv.ParseUint(fields[19], 10, 64)
 	if err != nil {
-		return 0, 0, fmt.Errorf("start time %q: %w", fields[19], err)
+		return ProcState{}, fmt.Errorf("start time %q: %w", fields[19], err)
 	}
-	return fields[0][0], start, nil
+	return ProcState{State: fields[0][0], Start: start, Exiting: flags&pfExiting != 0}, nil
 }
 
 // parseMountinfo reads /proc/<pid>/mountinfo (proc(5)): root (field 4),

@@ -7,12 +7,21 @@ import (
 
 func TestParseStat(t *testing.T) {
 	line := "4242 (a) b (c)) S 1 4242 4242 0 -1 4194560 100 0 0 0 0 0 0 0 20 0 1 0 987654 1000 100 18446744073709551615\n"
-	state, start, err := parseStat(line)
-	if err != nil || state != 'S' || start != 987654 {
-		t.Fatalf("parseStat = %c %d %v, want S 987654", state, start, err)
+	st, err := parseStat(line)
+	if err != nil || st.State != 'S' || st.Start != 987654 || st.Exiting || st.Gone() {
+		t.Fatalf("parseStat = %+v %v, want S 987654, not exiting", st, err)
+	}
+	// PF_EXITING (0x4) in the flags: a process on its way out, whose
+	// status no longer says what it ran under.
+	exiting := "7 (sh) R 1 7 7 0 -1 4194564 0 0 0 0 0 0 0 0 20 0 1 0 55 0 0 0\n"
+	if st, err := parseStat(exiting); err != nil || !st.Exiting || !st.Gone() {
+		t.Fatalf("parseStat(exiting) = %+v %v, want Exiting", st, err)
+	}
+	if st, err := parseStat("7 (sh) Z 1 7 7 0 -1 4194304 0 0 0 0 0 0 0 0 20 0 1 0 55 0 0 0\n"); err != nil || !st.Gone() {
+		t.Fatalf("parseStat(zombie) = %+v %v, want Gone", st, err)
 	}
 	for _, bad := range []string{"", "1 (x", "1 (x) S 1 2"} {
-		if _, _, err := parseStat(bad); err == nil {
+		if _, err := parseStat(bad); err == nil {
 			t.Errorf("parseStat(%q) accepted", bad)
 		}
 	}

@@ -14,9 +14,9 @@ import (
 // from outside the container.
 type PostFacts interface {
 	Facts
-	// ProcStat reads the state letter ('R', 'S', 'Z', …) and the start
-	// time (clock ticks after boot) of pid from /proc/<pid>/stat.
-	ProcStat(pid int) (state byte, start uint64, err error)
+	// ProcStat reads pid's /proc/<pid>/stat: its state letter, start
+	// time and whether it is exiting.
+	ProcStat(pid int) (ProcState, error)
 	// Mounts lists the mounts of pid's mount namespace in mountinfo order.
 	Mounts(pid int) ([]Mount, error)
 	// Exists reports whether path exists as pid sees it (through
@@ -31,6 +31,21 @@ type PostFacts interface {
 	// PidsInNamespace lists every host process in pid namespace ns.
 	PidsInNamespace(ns NamespaceID) ([]int, error)
 }
+
+// ProcState is what /proc/<pid>/stat says of a process's life.
+type ProcState struct {
+	// State is the state letter ('R', 'S', 'Z', …).
+	State byte
+	// Start is the start time, in clock ticks after boot: with the pid,
+	// the process's identity (pids are reused).
+	Start uint64
+	// Exiting is PF_EXITING: the process is in do_exit, and may have
+	// left its cgroups and namespaces before it reads as a zombie.
+	Exiting bool
+}
+
+// Gone reports whether the process has exited or is exiting.
+func (s ProcState) Gone() bool { return s.State == 'Z' || s.State == 'X' || s.Exiting }
 
 // Mount is one line of /proc/<pid>/mountinfo, the fields the checks use.
 type Mount struct {
@@ -60,11 +75,11 @@ var baselineNamespaces = []specs.LinuxNamespaceType{
 
 // TakeBaseline reads pid's identity, namespaces and cgroups from the host.
 func TakeBaseline(pid int, cgroups map[string]string, f PostFacts) (*Baseline, error) {
-	_, start, err := f.ProcStat(pid)
+	st, err := f.ProcStat(pid)
 	if err != nil {
 		return nil, fmt.Errorf("baseline of pid %d: %w", pid, err)
 	}
-	b := &Baseline{Pid: pid, StartTime: start, Namespaces: map[string]NamespaceID{}, Cgroups: maps.Clone(cgroups)}
+	b := &Baseline{Pid: pid, StartTime: st.Start, Namespaces: map[string]NamespaceID{}, Cgroups: maps.Clone(cgroups)}
 	for _, t := range baselineNamespaces {
 		id, err := f.Of(pid, t)
 		if err != nil {
@@ -86,16 +101,16 @@ func Identity(pid int, b *Baseline, f PostFacts) Result {
 		r.Verdict, r.Found = Fail, "init pid "+strconv.Itoa(pid)
 		return r
 	}
-	state, start, err := f.ProcStat(pid)
+	st, err := f.ProcStat(pid)
 	switch {
 	case err != nil:
 		r.Verdict, r.Found = Unavailable, err.Error()
-	case start != b.StartTime:
-		r.Verdict, r.Found = Fail, fmt.Sprintf("pid %d started at tick %d (another process)", pid, start)
-	case state == 'Z' || state == 'X':
+	case st.Start != b.StartTime:
+		r.Verdict, r.Found = Fail, fmt.Sprintf("pid %d started at tick %d (another process)", pid, st.Start)
+	case st.Gone():
 		r.Verdict, r.Found = Unavailable, fmt.Sprintf("pid %d has exited", pid)
 	default:
-		r.Verdict, r.Found = Pass, fmt.Sprintf("pid %d started at tick %d", pid, start)
+		r.Verdict, r.Found = Pass, fmt.Sprintf("pid %d started at tick %d", pid, st.Start)
 	}
 	return r
 }
@@ -191,9 +206,10 @@ func boundaryCgroup(c string, sp *specs.Spec) bool {
 	return false
 }
 
-// exited reports whether the recorded init is gone or a zombie now, which
-// explains a membership that no longer reads as the baseline's.
+// exited reports whether the recorded init is gone, a zombie or exiting
+// now (PF_EXITING), which explains a membership that no longer reads as
+// the baseline's: exiting is not escaping.
 func exited(pid int, b *Baseline, f PostFacts) bool {
-	state, start, err := f.ProcStat(pid)
-	return err != nil || start != b.StartTime || state == 'Z' || state == 'X'
+	st, err := f.ProcStat(pid)
+	return err != nil || st.Start != b.StartTime || st.Gone()
 }

@@ -13,15 +13,16 @@ type fakePost struct {
 	state     byte
 	start     uint64
 	gone      bool
+	exiting   bool
 	ns        map[specs.LinuxNamespaceType]NamespaceID
 	members   map[string]bool
 }
 
-func (f fakePost) ProcStat(int) (byte, uint64, error) {
+func (f fakePost) ProcStat(int) (ProcState, error) {
 	if f.gone {
-		return 0, 0, errors.New("no such process")
+		return ProcState{}, errors.New("no such process")
 	}
-	return f.state, f.start, nil
+	return ProcState{State: f.state, Start: f.start, Exiting: f.exiting}, nil
 }
 
 func (f fakePost) Of(_ int, t specs.LinuxNamespaceType) (NamespaceID, error) {
@@ -56,6 +57,12 @@ func TestIdentityAndMembership(t *testing.T) {
 		{"pid reused", 7, func(f *fakePost, _ map[string]string) { f.start = 101 }, Fail, nil},
 		{"another init", 8, nil, Fail, nil},
 		{"zombie", 7, func(f *fakePost, _ map[string]string) { f.state = 'Z' }, Unavailable, nil},
+		// In do_exit: it may have left its namespaces and cgroups before
+		// it reads as a zombie. Exiting is not escaping.
+		{"exiting, already out of its namespace", 7, func(f *fakePost, _ map[string]string) {
+			f.exiting = true
+			f.ns["network"] = NamespaceID{Dev: 4, Ino: 9}
+		}, Unavailable, nil},
 		{"moved network namespace", 7, func(f *fakePost, _ map[string]string) { f.ns["network"] = NamespaceID{Dev: 4, Ino: 9} }, Pass, []string{"P2/namespace/network"}},
 		{"left its cgroup", 7, func(f *fakePost, _ map[string]string) { f.members["/cg/c1"] = false }, Pass, []string{"P2/cgroup/unified"}},
 		{"backend reports another cgroup", 7, func(_ *fakePost, cg map[string]string) { cg[""] = "/cg/other" }, Pass, []string{"P2/cgroup/unified"}},
@@ -113,5 +120,65 @@ func TestIdentityAndMembership(t *testing.T) {
 		if r.Verdict == Fail {
 			t.Fatalf("an exited init was judged moved: %+v", r)
 		}
+	}
+}
+
+// containFacts is a process table for P4/contained; inCgroupLater are
+// pids that reach cgroup.procs only on the second look (caught between
+// fork and cgroup_post_fork).
+type containFacts struct {
+	PostFacts
+	cgroup        []int
+	ns            []int
+	nsOf          map[int]NamespaceID
+	exiting       map[int]bool
+	inCgroupLater map[int]bool
+	looks         map[int]int
+}
+
+func (f *containFacts) CgroupProcs(string) ([]int, error)          { return f.cgroup, nil }
+func (f *containFacts) PidsInNamespace(NamespaceID) ([]int, error) { return f.ns, nil }
+func (f *containFacts) Of(pid int, _ specs.LinuxNamespaceType) (NamespaceID, error) {
+	return f.nsOf[pid], nil
+}
+func (f *containFacts) ProcStat(pid int) (ProcState, error) {
+	return ProcState{State: 'S', Exiting: f.exiting[pid]}, nil
+}
+func (f *containFacts) InCgroup(_ string, pid int) (bool, error) {
+	f.looks[pid]++
+	return f.inCgroupLater[pid] && f.looks[pid] > 1, nil
+}
+
+// P4/contained fails for a live process on one side only, and not for one
+// that is forking into the cgroup or exiting out of it.
+func TestContained(t *testing.T) {
+	own, other := NamespaceID{Dev: 4, Ino: 1}, NamespaceID{Dev: 4, Ino: 2}
+	tests := []struct {
+		name string
+		edit func(*containFacts)
+		want Verdict
+	}{
+		{"all contained", nil, Pass},
+		{"escaped the cgroup", func(f *containFacts) { f.ns = append(f.ns, 9) }, Fail},
+		{"exiting, already out of cgroup.procs", func(f *containFacts) { f.ns = append(f.ns, 9); f.exiting[9] = true }, Pass},
+		{"forked, not yet in cgroup.procs", func(f *containFacts) { f.ns = append(f.ns, 9); f.inCgroupLater[9] = true }, Pass},
+		{"joined from another pid namespace", func(f *containFacts) { f.cgroup = append(f.cgroup, 9); f.nsOf[9] = other }, Fail},
+		{"joined, exiting", func(f *containFacts) { f.cgroup = append(f.cgroup, 9); f.nsOf[9] = other; f.exiting[9] = true }, Pass},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &containFacts{cgroup: []int{7, 8}, ns: []int{7, 8}, nsOf: map[int]NamespaceID{7: own, 8: own},
+				exiting: map[int]bool{}, inCgroupLater: map[int]bool{}, looks: map[int]int{}}
+			if tc.edit != nil {
+				tc.edit(f)
+			}
+			in := LiveInput{Pid: 7, Baseline: &Baseline{Namespaces: map[string]NamespaceID{"pid": own}},
+				Spec:        &specs.Spec{Linux: &specs.Linux{Namespaces: []specs.LinuxNamespace{{Type: specs.PIDNamespace}}}},
+				CgroupPaths: map[string]string{"": t.TempDir()}}
+			got := Contained(in, f)
+			if len(got) != 1 || got[0].Verdict != tc.want {
+				t.Fatalf("got %v, want %s", got, tc.want)
+			}
+		})
 	}
 }

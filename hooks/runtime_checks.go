@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 )
@@ -23,38 +24,40 @@ type LiveInput struct {
 	// CgroupPaths are the container's cgroups as the backend reports them
 	// now, by controller ("" for cgroup v2).
 	CgroupPaths map[string]string
-	// ProbeSelf is the probe's argv[0] inside the container.
-	ProbeSelf string
-	// Landlock is the ruleset the container's processes run under (the
-	// plan's, after ABI negotiation); the probe restricts itself with it.
-	Landlock string
 }
 
-// PostLaunch is the poststart verification (DESIGN.md §6): P1 identity, P2
-// membership, then P3 canaries. When the init is not the recorded process
-// the canaries are not run: they would probe someone else.
-func PostLaunch(in LiveInput, f PostFacts, run ProbeRunner) []Result {
+// PostExec is the poststart verification once the program has exec'd
+// (DESIGN.md §6): P1 identity, P2 membership, and every process's
+// restrictions. The P3 canaries ran before it, in the same process, in
+// the same domain (CanarySession, the exec shim). When the init is not the
+// recorded process nothing else is judged: it would be someone else.
+func PostExec(in LiveInput, f PostFacts) []Result {
 	id := Identity(in.Pid, in.Baseline, f)
 	out := []Result{id}
 	if id.Verdict != Pass {
 		return out
 	}
 	out = append(out, Membership(in.Pid, in.Baseline, in.CgroupPaths, f, in.Spec)...)
-	return append(out, canaries(in, f, run)...)
+	return append(out, Restrictions(in, f)...)
 }
 
-// OnDemand is `verify`: PostLaunch's checks again, plus P4 (every process
-// of the container is in its pid namespace and cgroup), P6 (masked paths
-// still masked) and P7 (limits read back from the cgroup).
-func OnDemand(in LiveInput, f PostFacts, run ProbeRunner) []Result {
+// OnDemand is `verify` and the monitor: what can change after launch —
+// P1, P2 and the network the intent asks for, P4 (every process of the
+// container is in its pid namespace and cgroup, and restricted as the
+// spec says), P6 (masked paths still masked) and P7 (limits read back from
+// the cgroup). The canaries are not run again: the workload's Landlock
+// domain and seccomp filter cannot be loosened once applied, and a probe
+// beside a running workload is one it can touch.
+func OnDemand(in LiveInput, f PostFacts) []Result {
 	id := Identity(in.Pid, in.Baseline, f)
 	out := []Result{id}
 	if id.Verdict != Pass {
 		return out
 	}
 	out = append(out, Membership(in.Pid, in.Baseline, in.CgroupPaths, f, in.Spec)...)
-	out = append(out, canaries(in, f, run)...)
+	out = append(out, NetworkIntent(in.Pid, in.Spec, f)...)
 	out = append(out, Contained(in, f)...)
+	out = append(out, Restrictions(in, f)...)
 	out = append(out, StillMasked(in, f)...)
 	for _, r := range checkLimits(PreLaunchInput{Pid: in.Pid, Spec: in.Spec, CgroupPaths: in.CgroupPaths}, f) {
 		r.Check = "P7/" + r.Check
@@ -64,12 +67,122 @@ func OnDemand(in LiveInput, f PostFacts, run ProbeRunner) []Result {
 	return out
 }
 
-func canaries(in LiveInput, f PostFacts, run ProbeRunner) []Result {
-	plan, err := PlanCanaries(in.Spec)
-	if err != nil {
-		return []Result{{Check: "P3/plan", Verdict: Unavailable, Expected: "canaries derived from the spec", Found: err.Error()}}
+// NetworkIntent judges from the host what the loopback canary checks from
+// inside: a container whose intent (dev.vetto.net) or spec says it has a
+// network of its own is not in the host's network namespace. A bundle
+// that says network none but shares the host's network fails here.
+func NetworkIntent(pid int, s *specs.Spec, f PostFacts) []Result {
+	plan, err := PlanCanaries(s)
+	if err != nil || !plan.ConnectMustFail {
+		return nil
 	}
-	return RunCanaries(CanaryInput{Pid: in.Pid, Rootfs: in.Rootfs, Spec: in.Spec, Plan: plan, Self: in.ProbeSelf, Landlock: in.Landlock}, f, run)
+	r := Result{Check: "P3/network-namespace", Evidence: HostFact}
+	got, gerr := f.Of(pid, specs.NetworkNamespace)
+	host, herr := f.Host(specs.NetworkNamespace)
+	r.Expected = "not the host's network namespace " + host.String()
+	switch {
+	case gerr != nil || herr != nil:
+		r.Verdict, r.Found = Unavailable, fmt.Sprint(gerr, herr)
+	case got == host:
+		r.Verdict, r.Found = Fail, "the host's "+got.String()+": the host's loopback is reachable"
+	default:
+		r.Verdict, r.Found = Pass, got.String()
+	}
+	return []Result{r}
+}
+
+// restrictionsGrace is how long a process that enters the container from
+// outside may take to apply the container's restrictions.
+const restrictionsGrace = 100 * time.Millisecond
+
+// Restrictions reads /proc/<pid>/status of every process in the
+// container's cgroups, not only the init's, and judges each against the
+// spec: a seccomp filter where the spec has one, no_new_privs where it
+// asks for it, no capability outside the spec's sets (an exec'd process
+// may have fewer). A process that exits meanwhile is skipped: exiting is
+// not escaping.
+func Restrictions(in LiveInput, f PostFacts) []Result {
+	dir := in.CgroupPaths[""]
+	if dir == "" {
+		dir = in.CgroupPaths["pids"]
+	}
+	r := Result{Check: "P4/restrictions", Evidence: HostFact, Expected: "every process: the spec's seccomp filter, no_new_privs and no capability outside its sets"}
+	if dir == "" {
+		r.Verdict, r.Found = Unavailable, "no cgroup to list"
+		return []Result{r}
+	}
+	pids, err := cgroupTreeProcs(dir, f)
+	if err != nil {
+		r.Verdict, r.Found = Unavailable, err.Error()
+		return []Result{r}
+	}
+	s := in.Spec
+	var masks [5]uint64
+	if s.Process != nil && s.Process.Capabilities != nil {
+		c := s.Process.Capabilities
+		for i, set := range [][]string{c.Effective, c.Permitted, c.Bounding, c.Inheritable, c.Ambient} {
+			if masks[i], err = CapMask(set); err != nil {
+				r.Verdict, r.Found = Fail, err.Error()
+				return []Result{r}
+			}
+		}
+	}
+	// judge returns what is wrong with pid's restrictions, and whether
+	// it is a live process at all.
+	judge := func(pid int) (wrong []string, live bool) {
+		st, err := f.Status(pid)
+		if err != nil {
+			return nil, false // exited since the listing
+		}
+		if ps, err := f.ProcStat(pid); err != nil || ps.Gone() {
+			return nil, false
+		}
+		if s.Linux != nil && s.Linux.Seccomp != nil && st.Seccomp != 2 {
+			wrong = append(wrong, fmt.Sprintf("pid %d: Seccomp %d", pid, st.Seccomp))
+		}
+		if s.Process != nil && s.Process.NoNewPrivileges && st.NoNewPrivs != 1 {
+			wrong = append(wrong, fmt.Sprintf("pid %d: NoNewPrivs %d", pid, st.NoNewPrivs))
+		}
+		for i, got := range []uint64{st.CapEff, st.CapPrm, st.CapBnd, st.CapInh, st.CapAmb} {
+			if extra := got &^ masks[i]; extra != 0 {
+				wrong = append(wrong, fmt.Sprintf("pid %d: %s has %s", pid, [...]string{"CapEff", "CapPrm", "CapBnd", "CapInh", "CapAmb"}[i], strings.Join(CapNames(extra), ",")))
+			}
+		}
+		return wrong, true
+	}
+	var suspects []int
+	checked := 0
+	for _, pid := range pids {
+		wrong, live := judge(pid)
+		if live {
+			checked++
+		}
+		if len(wrong) > 0 {
+			suspects = append(suspects, pid)
+		}
+	}
+	// A process entering the container from outside (an exec, a hook:
+	// libcontainer's setns init) is unrestricted for the moment before it
+	// applies the container's restrictions; no process of the workload
+	// can ever lose them. So a suspect is judged again after a moment,
+	// and only one that stays so fails.
+	var bad []string
+	if len(suspects) > 0 {
+		time.Sleep(restrictionsGrace)
+		for _, pid := range suspects {
+			wrong, _ := judge(pid)
+			bad = append(bad, wrong...)
+		}
+	}
+	switch {
+	case len(bad) > 0:
+		r.Verdict, r.Found = Fail, strings.Join(bad, "; ")
+	case checked == 0:
+		r.Verdict, r.Found = Unavailable, "no live process to read"
+	default:
+		r.Verdict, r.Found = Pass, strconv.Itoa(checked)+" process(es) restricted as the spec says"
+	}
+	return []Result{r}
 }
 
 // Contained is P4. In a pid namespace of its own, the container's
@@ -104,20 +217,51 @@ func Contained(in LiveInput, f PostFacts) []Result {
 		r.Verdict, r.Found = Unavailable, err.Error()
 		return []Result{r}
 	}
-	var bad []string
-	for _, pid := range inCgroup {
-		if !slices.Contains(inNS, pid) {
-			// It may have exited since the listing: only a live process
-			// in another namespace is an intruder.
+	// intruder says what is wrong with a pid found on one side only, if it
+	// is a live process at all: one on its way out may already have left
+	// its cgroup (cgroup.procs) or namespaces, and one being forked is in
+	// /proc a moment before it is in cgroup.procs.
+	intruder := func(pid int, inCg bool) string {
+		if ps, err := f.ProcStat(pid); err != nil || ps.Gone() {
+			return ""
+		}
+		if inCg {
 			if got, err := f.Of(pid, specs.PIDNamespace); err == nil && got != pidns {
-				bad = append(bad, fmt.Sprintf("pid %d in the cgroup but in pid namespace %s", pid, got))
+				return fmt.Sprintf("pid %d in the cgroup but in pid namespace %s", pid, got)
 			}
+			return ""
+		}
+		if member, err := f.InCgroup(dir, pid); err == nil && !member {
+			if ps, err := f.ProcStat(pid); err == nil && !ps.Gone() {
+				return fmt.Sprintf("pid %d in the namespace but outside the cgroup", pid)
+			}
+		}
+		return ""
+	}
+	type suspect struct {
+		pid  int
+		inCg bool
+	}
+	var suspects []suspect
+	for _, pid := range inCgroup {
+		if !slices.Contains(inNS, pid) && intruder(pid, true) != "" {
+			suspects = append(suspects, suspect{pid, true})
 		}
 	}
 	for _, pid := range inNS {
-		if !slices.Contains(inCgroup, pid) {
-			if member, err := f.InCgroup(dir, pid); err == nil && !member {
-				bad = append(bad, fmt.Sprintf("pid %d in the namespace but outside the cgroup", pid))
+		if !slices.Contains(inCgroup, pid) && intruder(pid, false) != "" {
+			suspects = append(suspects, suspect{pid, false})
+		}
+	}
+	// Judged again after a moment, as Restrictions does: a process caught
+	// between fork and its cgroup, or between exit and the zombie, is no
+	// longer so; one that joined from outside or escaped stays so.
+	var bad []string
+	if len(suspects) > 0 {
+		time.Sleep(restrictionsGrace)
+		for _, s := range suspects {
+			if why := intruder(s.pid, s.inCg); why != "" {
+				bad = append(bad, why)
 			}
 		}
 	}

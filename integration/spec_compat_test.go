@@ -204,6 +204,11 @@ func TestAddressSpaceLimitWithSeccomp(t *testing.T) {
 	if err != nil || !strings.Contains(string(data), "Max address space         67108864             67108864") {
 		t.Fatalf("limits of the running process (%v):\n%s", err, data)
 	}
+	// And it was verified (14.1): the canaries ran in the shim before the
+	// limit was set, not in a Go probe that cannot start under it.
+	if st := e.vettoState(id); st["verification"] != "PASS" || st["state"] != "VerifiedRuntime" {
+		t.Fatalf("state %v, want VerifiedRuntime", st)
+	}
 }
 
 // rarelyUsedSyscalls are refused by TestAddressSpaceLimitWithSeccomp's

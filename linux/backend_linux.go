@@ -13,8 +13,8 @@ import (
 	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
 
-	"github.com/vetto-dev/vetto-runtime/landlock"
 	"github.com/vetto-dev/vetto-runtime/runtime"
+	"github.com/vetto-dev/vetto-runtime/shim"
 )
 
 // Backend is the Linux backend.
@@ -35,7 +35,7 @@ func (*Backend) Load(dir, id string) (runtime.Container, error) {
 	if err != nil {
 		return nil, mapErr(err)
 	}
-	return &container{lc: lc}, nil
+	return &container{lc: lc, dir: dir}, nil
 }
 
 // Create builds the container with libcontainer and starts its init, which
@@ -49,7 +49,7 @@ func (b *Backend) Create(req *runtime.CreateRequest) (_ runtime.Container, _ run
 	if err != nil {
 		return nil, nil, mapErr(err)
 	}
-	c := &container{lc: lc}
+	c := &container{lc: lc, dir: req.Dir}
 	defer func() {
 		if retErr != nil {
 			if err := c.Destroy(); err != nil {
@@ -67,14 +67,27 @@ func (b *Backend) Create(req *runtime.CreateRequest) (_ runtime.Container, _ run
 		return nil, nil, err
 	}
 	proc.Init = true
-	if req.Landlock != "" {
-		// Only the argv libcontainer execs changes; the frozen spec, and
-		// its hash, say what the process is.
-		proc.Args = landlock.ShimArgs(req.Landlock, proc.Args)
-	}
 	proc.LogLevel = strconv.Itoa(int(logrus.GetLevel()))
 	if err := preserveFDs(proc, req.PreserveFDs); err != nil {
 		return nil, nil, err
+	}
+	if req.Landlock != "" || req.Canary {
+		// The init runs the pre-exec step before it execs the process;
+		// the frozen spec, its hash and the argv say what the process is.
+		step := shim.Config{Ruleset: req.Landlock}
+		if req.Canary {
+			ln, err := listenCanary(req.Dir)
+			if err != nil {
+				return nil, nil, err
+			}
+			defer ln.Close()
+			// After the preserved fds, which keep their numbers; the step
+			// closes this one before the exec.
+			proc.ExtraFiles = append(proc.ExtraFiles, ln)
+			step.CanaryFD = 2 + len(proc.ExtraFiles)
+		}
+		proc.Rlimits, step.Rlimits = deferRlimits(proc.Rlimits)
+		proc.PreExec = step.Encode()
 	}
 	rootUID, err := config.HostRootUID()
 	if err != nil {
@@ -240,6 +253,25 @@ func newProcess(p *specs.Process) (*libcontainer.Process, error) {
 	}
 	lp.CPUAffinity = aff
 	return lp, nil
+}
+
+// deferRlimits takes out of what libcontainer sets before the pre-exec
+// step runs the limits under which the step's Go code could not run
+// (address space, data, processes), for the step to set last, just before
+// the init execs the program. Only limits the runtime's own hard limit
+// allows move: the init, with no capabilities left by then, can lower a
+// limit but not raise it.
+func deferRlimits(in []configs.Rlimit) (keep []configs.Rlimit, deferred []shim.Rlimit) {
+	for _, rl := range in {
+		var cur unix.Rlimit
+		movable := rl.Type == unix.RLIMIT_AS || rl.Type == unix.RLIMIT_DATA || rl.Type == unix.RLIMIT_NPROC
+		if movable && unix.Getrlimit(rl.Type, &cur) == nil && rl.Hard <= cur.Max {
+			deferred = append(deferred, shim.Rlimit{Resource: rl.Type, Soft: rl.Soft, Hard: rl.Hard})
+			continue
+		}
+		keep = append(keep, rl)
+	}
+	return keep, deferred
 }
 
 var rlimits = map[string]int{

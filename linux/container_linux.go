@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"strconv"
 	"syscall"
 	"time"
@@ -17,15 +18,24 @@ import (
 	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
 
+	"github.com/vetto-dev/vetto-runtime/hooks"
 	"github.com/vetto-dev/vetto-runtime/runtime"
+	"github.com/vetto-dev/vetto-runtime/shim"
 )
 
 // container wraps one libcontainer container.
 type container struct {
 	lc *libcontainer.Container
+	// dir is the backend's state directory (libcontainer's is dir/<id>),
+	// where the canary socket is.
+	dir string
 	// proc is the init when this process created it: we are its parent
 	// and must reap it.
 	proc *libcontainer.Process
+	// canary is the connection to the exec shim waiting for its verdict
+	// (Start, Proceed); startExe the file the init ran before start.
+	canary   net.Conn
+	startExe [2]uint64
 }
 
 func (c *container) ID() string { return c.lc.ID() }
@@ -66,8 +76,9 @@ func (c *container) OCIState() (*specs.State, error) {
 const execWaitLimit = 2 * time.Minute
 
 // Start runs the spec's startContainer hooks in the container, then opens
-// the exec fifo and returns once the init has exec'd the user process (or
-// died).
+// the exec fifo and — without canaries — returns once the init has exec'd
+// the user process (or died); with canaries it returns the exec shim's
+// report while the shim waits for Proceed.
 //
 // libcontainer would run startContainer hooks inside the init after the
 // fifo opened, where a failing hook only kills the init and `start` still
@@ -81,26 +92,69 @@ const execWaitLimit = 2 * time.Minute
 // And libcontainer's Exec returns when the init wrote the fifo, before
 // execve; returning then would let poststart hooks — which the spec puts
 // after "the user-specified process is executed" — run too early.
-func (c *container) Start(sp *specs.Spec) error {
+func (c *container) Start(sp *specs.Spec, canary *hooks.ProbeConfig) (*hooks.ProbeReport, error) {
 	pid := c.InitPid()
 	before, err := exeID(pid)
 	if err != nil {
-		return fmt.Errorf("start %q: read init executable: %w", c.ID(), err)
+		return nil, fmt.Errorf("start %q: read init executable: %w", c.ID(), err)
 	}
+	c.startExe = before
 	if sp.Hooks != nil {
 		for i, h := range sp.Hooks.StartContainer {
 			if err := c.runInContainer(sp.Process, h); err != nil {
-				return fmt.Errorf("error running startContainer hook #%d (%s): %w", i, h.Path, err)
+				return nil, fmt.Errorf("error running startContainer hook #%d (%s): %w", i, h.Path, err)
 			}
 		}
 	}
 	if err := c.lc.Exec(); err != nil {
-		return mapErr(err)
+		return nil, mapErr(err)
 	}
+	if canary == nil {
+		return nil, c.waitExec(pid, before)
+	}
+	conn, err := dialCanary(c.dir)
+	if err != nil {
+		return nil, fmt.Errorf("start %q: the container's exec shim: %w", c.ID(), err)
+	}
+	c.canary = conn
+	_ = conn.SetDeadline(time.Now().Add(hooks.ProbeTimeout))
+	if err := hooks.WriteMessage(conn, canary); err != nil {
+		return nil, fmt.Errorf("start %q: send the canary plan: %w", c.ID(), err)
+	}
+	var rep hooks.ProbeReport
+	if err := hooks.ReadMessage(conn, &rep); err != nil {
+		return nil, fmt.Errorf("start %q: the exec shim's canary report: %w", c.ID(), err)
+	}
+	return &rep, nil
+}
+
+// Proceed sends the verdict to the waiting shim and, for exec, returns
+// once the user process runs.
+func (c *container) Proceed(exec bool) error {
+	if c.canary == nil {
+		return nil
+	}
+	conn := c.canary
+	c.canary = nil
+	defer conn.Close()
+	verdict := hooks.VerdictAbort
+	if exec {
+		verdict = hooks.VerdictExec
+	}
+	if err := hooks.WriteMessage(conn, verdict); err != nil {
+		return fmt.Errorf("start %q: send the verdict to the exec shim: %w", c.ID(), err)
+	}
+	if !exec {
+		return nil
+	}
+	return c.waitExec(c.InitPid(), c.startExe)
+}
+
+// waitExec polls until pid runs another file than before (it exec'd) or is
+// gone. Nothing tells a parent that a process exec'd; a stat costs a few
+// microseconds, and the ceiling keeps the wait within 0.5 ms of the exec.
+func (c *container) waitExec(pid int, before [2]uint64) error {
 	deadline := time.Now().Add(execWaitLimit)
-	// Poll: nothing tells a parent that a process exec'd. A stat costs a
-	// few microseconds; the ceiling keeps the wait within 0.5 ms of the
-	// exec (the Landlock shim takes a few ms before the workload's).
 	for delay := 20 * time.Microsecond; ; delay = min(2*delay, 500*time.Microsecond) {
 		now, err := exeID(pid)
 		if err != nil || now != before {
@@ -145,21 +199,6 @@ func (c *container) runInContainer(proc *specs.Process, h specs.Hook) error {
 		return fmt.Errorf("%w, output: %s", err, bytes.TrimSpace(out.Bytes()))
 	}
 	return err
-}
-
-// RunProbe runs the verification probe in the container; see
-// runtime.Container.
-func (c *container) RunProbe(proc *specs.Process, args []string, timeout time.Duration) ([]byte, error) {
-	var stdout bytes.Buffer
-	var stderr boundedOutput
-	err := c.runJoined(proc, args, nil, nil, &stdout, &stderr, timeout)
-	if err != nil {
-		if stderr.Len() > 0 {
-			return nil, fmt.Errorf("probe in %q: %w: %s", c.ID(), err, bytes.TrimSpace(stderr.Bytes()))
-		}
-		return nil, fmt.Errorf("probe in %q: %w", c.ID(), err)
-	}
-	return stdout.Bytes(), nil
 }
 
 // runJoined runs args in the container through libcontainer's setns path
@@ -225,13 +264,21 @@ func exeID(pid int) ([2]uint64, error) {
 	return [2]uint64{uint64(st.Dev), st.Ino}, nil //nolint:unconvert // Dev is uint32 on some arches
 }
 
-// LaunchArgs is the argv the init execs at start, as this process handed
-// it to libcontainer; nil when another process created the container.
-func (c *container) LaunchArgs() []string {
+// LaunchPlan is the pre-exec step and argv this process handed
+// libcontainer's init; unknown when another process created the
+// container.
+func (c *container) LaunchPlan() (*shim.Config, []string, bool) {
 	if c.proc == nil {
-		return nil
+		return nil, nil, false
 	}
-	return c.proc.Args
+	if len(c.proc.PreExec) == 0 {
+		return nil, c.proc.Args, true
+	}
+	step, err := shim.Decode(c.proc.PreExec)
+	if err != nil {
+		return nil, c.proc.Args, true
+	}
+	return &step, c.proc.Args, true
 }
 
 // InitExe identifies the file the init runs now, from the host.

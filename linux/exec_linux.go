@@ -8,8 +8,8 @@ import (
 	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
 
-	"github.com/vetto-dev/vetto-runtime/landlock"
 	"github.com/vetto-dev/vetto-runtime/runtime"
+	"github.com/vetto-dev/vetto-runtime/shim"
 )
 
 // Exec starts a process in the container through libcontainer's setns
@@ -26,7 +26,8 @@ func (c *container) Exec(req *runtime.ExecRequest) (_ int, _ runtime.Foreground,
 	if req.Landlock != "" && !execUnconfined() {
 		// The same ruleset as the container's process, in a domain of its
 		// own: Landlock domains are per process tree, not per container.
-		proc.Args = landlock.ShimArgs(req.Landlock, proc.Args)
+		// The setns init restricts itself in its pre-exec step.
+		proc.PreExec = shim.Config{Ruleset: req.Landlock}.Encode()
 	}
 	proc.LogLevel = strconv.Itoa(int(logrus.GetLevel()))
 	if err := preserveFDs(proc, req.PreserveFDs); err != nil {

@@ -3,6 +3,7 @@
 package linux
 
 import (
+	"golang.org/x/sys/unix"
 	"os"
 	"slices"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 	"github.com/opencontainers/runc/libcontainer/configs"
 
 	"github.com/vetto-dev/vetto-runtime/landlock"
+	"github.com/vetto-dev/vetto-runtime/shim"
 )
 
 // FaultInjection is compiled in only with the vetto_faultinject build tag,
@@ -26,13 +28,18 @@ import (
 //	                                      privilege than the spec: less would
 //	                                      be a recorded note, not a failure)
 //	TESTONLY_VETTO_FAULT=no-mask:/PATH    do not mask /PATH of linux.maskedPaths
-//	TESTONLY_VETTO_FAULT=no-landlock-shim  run the process without the Landlock shim
+//	TESTONLY_VETTO_FAULT=no-landlock-shim  run the process without the Landlock
+//	                                      restriction of the pre-exec step
 //	TESTONLY_VETTO_FAULT=exec-unconfined  exec runs its process without the Landlock
-//	                                      shim: the attacker a test needs in a
-//	                                      Landlocked container
-//	TESTONLY_VETTO_FAULT=shim-pause:<dur> in the container's environment:
-//	                                      the Landlock shim sleeps <dur> before it
-//	                                      restricts itself, so a test can attack it
+//	                                      restriction: the attacker a test needs
+//	                                      in a Landlocked container
+//	TESTONLY_VETTO_FAULT=weaker-ruleset   in the container's environment: the
+//	                                      pre-exec step restricts the process with
+//	                                      a weaker ruleset than the plan's (write
+//	                                      access to /), as a broken step would
+//	TESTONLY_VETTO_FAULT=shim-pause:<dur> in the container's environment: the
+//	                                      pre-exec step sleeps <dur> before it
+//	                                      restricts the init, so a test can attack it
 //
 // The variable does not start with VETTO_ so that it is not refused as a
 // poisoned environment before the fault can be observed at standard.
@@ -52,8 +59,12 @@ func injectFault(config *configs.Config, proc *libcontainer.Process) {
 		p := strings.TrimPrefix(fault, "no-mask:")
 		config.MaskPaths = slices.DeleteFunc(slices.Clone(config.MaskPaths), func(m string) bool { return m == p })
 	case fault == "no-landlock-shim":
-		if _, args, err := landlock.ParseShimArgs(proc.Args); err == nil {
-			proc.Args = args
+		if step, err := shim.Decode(proc.PreExec); err == nil {
+			step.Ruleset = ""
+			proc.PreExec = step.Encode()
+			if step.Empty() {
+				proc.PreExec = nil
+			}
 		}
 	case strings.HasPrefix(fault, "add-cap:"):
 		c := strings.TrimPrefix(fault, "add-cap:")
@@ -72,15 +83,44 @@ func injectFault(config *configs.Config, proc *libcontainer.Process) {
 	}
 }
 
-// shimFault pauses the Landlock shim while it is still the runtime's
-// sealed clone, unrestricted, with the container's process's fds: the
-// window a process in the container would attack it in.
-func shimFault() {
-	if d, ok := strings.CutPrefix(os.Getenv("TESTONLY_VETTO_FAULT"), "shim-pause:"); ok {
+// shimFault pauses the pre-exec step while the init is still the
+// runtime's sealed clone, unrestricted, with the container's process's
+// fds: the window a process in the container would attack it in. A
+// blocking sleep on the init's one thread, as the step's own waits are.
+func shimFault(env []string) {
+	if d, ok := strings.CutPrefix(processFault(env), "shim-pause:"); ok {
 		if pause, err := time.ParseDuration(d); err == nil {
-			time.Sleep(pause)
+			ts := unix.NsecToTimespec(pause.Nanoseconds())
+			for unix.Nanosleep(&ts, &ts) == unix.EINTR {
+			}
 		}
 	}
+}
+
+// shimRuleset is the ruleset the pre-exec step restricts the init with: with
+// weaker-ruleset, the plan's plus every right on /.
+func shimRuleset(rs string, env []string) string {
+	if processFault(env) != "weaker-ruleset" {
+		return rs
+	}
+	r, err := landlock.Parse(rs)
+	if err != nil {
+		return rs
+	}
+	r.Rules.PathBeneath = append(r.Rules.PathBeneath, landlock.PathBeneath{AllowedAccess: r.Ruleset.AccessFS, Paths: []string{"/"}})
+	return r.Encode()
+}
+
+// processFault is TESTONLY_VETTO_FAULT in the process's environment (the
+// init's own environment is libcontainer's, not the process's).
+func processFault(env []string) string {
+	v := ""
+	for _, kv := range env {
+		if rest, ok := strings.CutPrefix(kv, "TESTONLY_VETTO_FAULT="); ok {
+			v = rest
+		}
+	}
+	return v
 }
 
 // execUnconfined makes exec skip the Landlock shim.

@@ -13,6 +13,8 @@ const FaultInjection = false
 
 func injectFault(*configs.Config, *libcontainer.Process) {}
 
-func shimFault() {}
+func shimFault([]string) {}
 
 func execUnconfined() bool { return false }
+
+func shimRuleset(rs string, _ []string) string { return rs }

@@ -15,7 +15,9 @@ import (
 // to become a container's init.
 const InitArg = "init"
 
-// Init is the container init's entry point; it does not return.
+// Init is the container init's entry point; it does not return. The
+// init's last step before it execs the process is vetto's (preExec).
 func Init() {
+	libcontainer.PreExecHook = preExec
 	libcontainer.Init()
 }

@@ -2,12 +2,12 @@ package runtime
 
 import (
 	"syscall"
-	"time"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"github.com/opencontainers/runtime-spec/specs-go/features"
 
 	"github.com/vetto-dev/vetto-runtime/hooks"
+	"github.com/vetto-dev/vetto-runtime/shim"
 )
 
 // Status is the OCI status of a container as the backend sees it live.
@@ -76,9 +76,13 @@ type CreateRequest struct {
 	ConsoleSocket string // unix socket to send the pty master to
 	PreserveFDs   int    // pass fds 3..3+n-1 to the container
 	// Landlock is the ruleset (dev.vetto.landlock form) the process must
-	// run under, as the plan decided it; empty for none. The backend runs
-	// the process behind the Landlock exec shim.
-	Landlock      string
+	// run under, as the plan decided it; empty for none. The init
+	// restricts itself with it in its pre-exec step.
+	Landlock string
+	// Canary asks for the post-launch canaries in the process's own
+	// domain: at start the init's pre-exec step makes the canaries'
+	// attempts before it execs (Start, Proceed).
+	Canary        bool
 	NoPivot       bool
 	NoNewKeyring  bool
 	SystemdCgroup bool
@@ -98,10 +102,18 @@ type Container interface {
 	InitPid() int
 	// OCIState is the state the OCI spec hands to hooks.
 	OCIState() (*specs.State, error)
-	// Start runs sp's startContainer hooks in the container, lets the
-	// waiting init exec the user process, and returns once it has (or the
-	// init died). A failing hook fails Start before the process runs.
-	Start(sp *specs.Spec) error
+	// Start runs sp's startContainer hooks in the container and lets the
+	// waiting init go. Without canaries it returns once the init has
+	// exec'd the user process (or died). With canaries (the container was
+	// created with CreateRequest.Canary) the init's exec shim makes the
+	// attempts canary asks for in the process's own domain and Start
+	// returns its report while the shim waits: the caller judges, then
+	// calls Proceed. A failing hook fails Start before the process runs.
+	Start(sp *specs.Spec, canary *hooks.ProbeConfig) (*hooks.ProbeReport, error)
+	// Proceed answers a shim waiting after its canaries: exec the user
+	// process (and return once it has), or exit without running it. Without
+	// canaries it does nothing.
+	Proceed(exec bool) error
 	// CgroupPaths are the cgroup directories the container is in, by
 	// controller ("" for cgroup v2).
 	CgroupPaths() map[string]string
@@ -117,11 +129,6 @@ type Container interface {
 	// remaining, cgroups removed. The core adds the pid namespace and the
 	// relay. An error means it could not even look.
 	Teardown() (*hooks.Receipt, error)
-	// RunProbe runs args as process p (user, capabilities, no_new_privs)
-	// joined to the running container — its namespaces, cgroup and seccomp
-	// filter — and returns what it wrote to stdout; a non-zero exit, or
-	// running past timeout (then it is killed), is an error.
-	RunProbe(p *specs.Process, args []string, timeout time.Duration) ([]byte, error)
 
 	// Exec starts another process in the running container, with the
 	// container's namespaces, cgroup and seccomp filter, and returns its
@@ -149,16 +156,19 @@ type ExecRequest struct {
 	Detach        bool
 	PreserveFDs   int
 	// Landlock is the container's ruleset (the Record's), empty for none:
-	// the exec'd process gets the same restriction as the container's.
+	// the exec'd process gets the same restriction as the container's, in
+	// its init's pre-exec step.
 	Landlock string
 }
 
-// ShimContainer is implemented by containers whose process can run
-// behind the Landlock exec shim (Linux), for the pre- and post-launch
-// checks that it does.
+// ShimContainer is implemented by containers whose process runs a
+// pre-exec step in its init (Linux: Landlock, the canaries), for the pre-
+// and post-launch checks that it does.
 type ShimContainer interface {
-	// LaunchArgs is the argv the init will exec at start.
-	LaunchArgs() []string
+	// LaunchPlan is what the backend handed the init: the pre-exec
+	// step's config (nil: none) and the argv it will exec; known is false
+	// when another process created the container.
+	LaunchPlan() (step *shim.Config, args []string, known bool)
 	// InitExe identifies (device, inode) the file the init runs now.
 	InitExe() ([2]uint64, error)
 }

@@ -132,6 +132,7 @@ func (r *Runtime) create(opts CreateOptions) (_ *created, retErr error) {
 		Posture:     d.Posture.Weakened,
 		Landlock:    d.Landlock,
 		NoVerify:    d.Unverified,
+		Canary:      r.wantsCanaries(d.Unverified, plan.frozen.spec),
 		Allow:       sortedAllow(d.Allow),
 		Limits:      launch.LimitsOf(plan.frozen.spec),
 	}
@@ -170,6 +171,7 @@ func (r *Runtime) create(opts CreateOptions) (_ *created, retErr error) {
 		ConsoleSocket: opts.ConsoleSocket,
 		PreserveFDs:   opts.PreserveFDs,
 		Landlock:      d.Landlock,
+		Canary:        cr.rec.Canary,
 		NoPivot:       opts.NoPivot,
 		NoNewKeyring:  opts.NoNewKeyring,
 		SystemdCgroup: opts.SystemdCgroup,

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
-	"time"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"github.com/opencontainers/runtime-spec/specs-go/features"
@@ -27,7 +26,10 @@ type fakeBackend struct {
 	destroyed  []string
 	// teardownLeft are pids Teardown reports as surviving.
 	teardownLeft []int
-	probeRun     func(args []string) ([]byte, error)
+	// canary answers the canaries a container with Canary asks for at
+	// start; proceeded records the verdicts Proceed was given.
+	canary    func(hooks.ProbeConfig) (hooks.ProbeReport, error)
+	proceeded []bool
 }
 
 type fakeContainer struct {
@@ -61,7 +63,6 @@ func (c *fakeContainer) ID() string                               { return c.id 
 func (c *fakeContainer) Status() (Status, error)                  { return c.status, nil }
 func (c *fakeContainer) InitPid() int                             { return c.b.initPid }
 func (c *fakeContainer) OCIState() (*specs.State, error)          { return &specs.State{ID: c.id}, nil }
-func (c *fakeContainer) Start(*specs.Spec) error                  { c.status = StatusRunning; return nil }
 func (c *fakeContainer) CgroupPaths() map[string]string           { return map[string]string{"": "/fake"} }
 func (c *fakeContainer) Signal(sig syscall.Signal, all bool) error {
 	if sig == syscall.SIGKILL {
@@ -248,10 +249,28 @@ func (c *fakeContainer) Teardown() (*hooks.Receipt, error) {
 	return &hooks.Receipt{Method: "cgroup.kill", Killed: 1, CgroupRemoved: true}, nil
 }
 
-// RunProbe answers with the backend's probeOut, or runs probeRun.
-func (c *fakeContainer) RunProbe(p *specs.Process, args []string, timeout time.Duration) ([]byte, error) {
-	if c.b.probeRun != nil {
-		return c.b.probeRun(args)
+// Start lets the fake run; with canaries it answers with the backend's
+// canary func.
+func (c *fakeContainer) Start(_ *specs.Spec, ask *hooks.ProbeConfig) (*hooks.ProbeReport, error) {
+	c.status = StatusRunning
+	if ask == nil {
+		return nil, nil
 	}
-	return nil, errors.New("fake: no probe")
+	if c.b.canary == nil {
+		return nil, errors.New("fake: no canary answer")
+	}
+	rep, err := c.b.canary(*ask)
+	if err != nil {
+		return nil, err
+	}
+	return &rep, nil
+}
+
+// Proceed records the verdict; an abort stops the fake.
+func (c *fakeContainer) Proceed(exec bool) error {
+	c.b.proceeded = append(c.b.proceeded, exec)
+	if !exec {
+		c.status = StatusStopped
+	}
+	return nil
 }

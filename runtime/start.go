@@ -63,21 +63,13 @@ func (r *Runtime) startLocked(rec *Record, c Container) error {
 	if err != nil {
 		return fmt.Errorf("start %q: %w", rec.ID, err)
 	}
-	if err := c.Start(sp); err != nil {
-		// The spec: a failing startContainer hook means "stop the
-		// container"; any other failure to start leaves nothing to run.
-		_ = r.Store.moveLocked(rec, StateSpawnFailed, err.Error())
-		return stopAfterFailure(c, fmt.Errorf("start %q: %w", rec.ID, spawnFailed(err)))
-	}
-	if err := r.Store.moveLocked(rec, StateRunning, ""); err != nil {
-		return err
-	}
-	if err := verifyPastShim(); err != nil {
+	canaries, took, err := r.startWithCanaries(rec, c, sp)
+	if err != nil {
 		return err
 	}
 	// vetto's own poststart step comes first: a user's poststart hook must
 	// not run against a container that failed verification.
-	if err := r.verifyPostLaunchLocked(rec, c, sp); err != nil {
+	if err := r.verifyPostLaunchLocked(rec, c, sp, append(canaries, verifyPastShim()...), took); err != nil {
 		return err
 	}
 	// libcontainer would run poststart inside create; the spec puts it

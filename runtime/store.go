@@ -74,6 +74,10 @@ type Record struct {
 	// NoVerify: the launch skipped post-launch verification (--no-verify),
 	// a degradation named in Degraded.
 	NoVerify bool `json:"noVerify,omitempty"`
+	// Canary: the process was created behind the exec shim, which at
+	// start runs the P3 canaries in its own domain before it execs the
+	// program (hooks.CanarySession).
+	Canary bool `json:"canary,omitempty"`
 	// OwnPidNamespace: the container has a pid namespace of its own, so
 	// the host can tell its processes from everyone else's.
 	OwnPidNamespace bool `json:"ownPidNamespace,omitempty"`
@@ -84,6 +88,10 @@ type Record struct {
 	// verification (PASS, FAIL, INCONCLUSIVE), Verdicts its checks.
 	Verification string         `json:"verification,omitempty"`
 	Verdicts     []hooks.Result `json:"verdicts,omitempty"`
+	// Poststart are the verdicts of the launch, kept when verify replaces
+	// Verdicts: the canaries, which run once, before the program, are
+	// there.
+	Poststart []hooks.Result `json:"poststart,omitempty"`
 	// Limits are the memory and pids limits as they stand: the frozen
 	// spec's, changed by audited updates since. verify's P7 reads the
 	// cgroup back against these, so an audited update is not taken for

@@ -12,11 +12,6 @@ import (
 	"github.com/vetto-dev/vetto-runtime/runtime/launch"
 )
 
-// ProbeSelf is how the probe names the runtime inside a container: the
-// process libcontainer starts there runs a sealed copy of this binary, and
-// the binary is static, so it runs in any rootfs.
-const ProbeSelf = "/proc/self/exe"
-
 // The two phases that judge a running container.
 const (
 	phasePoststart = "poststart"
@@ -52,39 +47,89 @@ func (r *Runtime) recordBaselineLocked(cr *created) error {
 func (r *Runtime) liveInput(rec *Record, c Container, sp *specs.Spec) hooks.LiveInput {
 	return hooks.LiveInput{
 		Pid: c.InitPid(), Baseline: rec.Baseline, Spec: sp, Rootfs: rec.Rootfs,
-		CgroupPaths: c.CgroupPaths(), ProbeSelf: ProbeSelf, Landlock: rec.Landlock,
+		CgroupPaths: c.CgroupPaths(),
 	}
 }
 
-// probeRunner runs the probe as the container's own process would run:
-// its user, capabilities and no_new_privs, joined to its namespaces,
-// cgroup and seccomp filter.
-func probeRunner(c Container, sp *specs.Spec) hooks.ProbeRunner {
-	return func(args []string, timeout time.Duration) ([]byte, error) {
-		// A process that has already exited (a short command under `run`)
-		// leaves nothing to join: launching the probe would only cost an
-		// exec to learn that. The canaries say UNAVAILABLE either way.
-		if st, err := c.Status(); err == nil && st == StatusStopped {
-			return nil, fmt.Errorf("the container's process exited before the probe could join it")
-		}
-		p := *sp.Process
-		p.Args, p.Env, p.Terminal, p.ConsoleSize = args, nil, false, nil
-		return c.RunProbe(&p, args, timeout)
+// wantsCanaries says whether a container is created behind the exec shim
+// for the P3 canaries: it is verified (not --no-verify), this platform
+// reads host facts, it has a process, and its spec plans some canaries.
+func (r *Runtime) wantsCanaries(unverified bool, sp *specs.Spec) bool {
+	if _, ok := r.postFacts(); !ok || unverified || sp.Process == nil {
+		return false
 	}
+	plan, err := hooks.PlanCanaries(sp)
+	// A plan that cannot be made is judged (UNAVAILABLE) at start.
+	return err != nil || !plan.Empty()
 }
 
-// verifyPostLaunchLocked is the poststart verification (DESIGN.md §6): P1,
-// P2 and the P3 canaries, on the container whose user process has just
-// exec'd. All PASS on host evidence → VerifiedRuntime. A FAIL at standard
-// or strict kills the container (cgroup.kill) and fails the start with
-// 125; at degraded it is recorded and the container runs on, not
-// verified. Anything inconclusive leaves it Running, never
+// startWithCanaries lets the init go and, when the container has
+// canaries, judges them while the exec shim waits before the program
+// (DESIGN.md §6): the canaries' attempts are made by the very process the
+// program will be, in its domain, before any of the workload's code runs,
+// so nothing of the workload can see, race or forge them. A verdict that
+// kills (a FAIL at standard or strict, inconclusive at strict) aborts the
+// shim: the program never runs. It returns the canaries' verdicts, to be
+// judged with the post-exec checks.
+func (r *Runtime) startWithCanaries(rec *Record, c Container, sp *specs.Spec) ([]hooks.Result, time.Duration, error) {
+	var session *hooks.CanarySession
+	var ask *hooks.ProbeConfig
+	if rec.Canary {
+		session = hooks.NewCanarySession(sp)
+		defer session.Close()
+		ask = &session.Request
+	}
+	report, err := c.Start(sp, ask)
+	if err != nil {
+		// The spec: a failing startContainer hook means "stop the
+		// container"; any other failure to start leaves nothing to run.
+		_ = r.Store.moveLocked(rec, StateSpawnFailed, err.Error())
+		return nil, 0, stopAfterFailure(c, fmt.Errorf("start %q: %w", rec.ID, spawnFailed(err)))
+	}
+	if err := r.Store.moveLocked(rec, StateRunning, ""); err != nil {
+		_ = c.Proceed(false)
+		return nil, 0, stopAfterFailure(c, err)
+	}
+	if session == nil {
+		return nil, 0, nil
+	}
+	began := time.Now()
+	results := []hooks.Result{{Check: "P3/canaries", Verdict: hooks.Unavailable, Expected: "the exec shim's report and the host's facts", Found: "the backend returned no report, or this platform reads no host facts"}}
+	if pf, ok := r.postFacts(); ok && report != nil {
+		results = session.Judge(c.InitPid(), rec.Rootfs, *report, nil, pf)
+	}
+	took := time.Since(began)
+	if action, _ := launch.PostLaunch(rec.Level, hooks.Summarize(results), false); action == launch.Kill {
+		// Abort before the program: the shim exits, and judgeLocked
+		// records why, kills what is left and fails the start (125).
+		_ = c.Proceed(false)
+		return nil, 0, r.judgeLocked(rec, c, phasePoststart, results, took)
+	}
+	if err := c.Proceed(true); err != nil {
+		_ = r.Store.moveLocked(rec, StateSpawnFailed, err.Error())
+		return nil, 0, stopAfterFailure(c, fmt.Errorf("start %q: %w", rec.ID, spawnFailed(err)))
+	}
+	return results, took, nil
+}
+
+// verifyPostLaunchLocked is the poststart verification (DESIGN.md §6) on
+// the container whose program has just exec'd: P1, P2 and every
+// process's restrictions, judged with the canaries the shim ran before
+// the exec and that the process is past the shim (given in canaries). All PASS on host evidence → VerifiedRuntime. A FAIL at
+// standard or strict kills the container (cgroup.kill) and fails the
+// start with 125; at degraded it is recorded and the container runs on,
+// not verified. Anything inconclusive leaves it Running, never
 // VerifiedRuntime, and at strict is a failure.
-func (r *Runtime) verifyPostLaunchLocked(rec *Record, c Container, sp *specs.Spec) error {
+func (r *Runtime) verifyPostLaunchLocked(rec *Record, c Container, sp *specs.Spec, canaries []hooks.Result, canaryTook time.Duration) error {
 	if rec.NoVerify {
 		// An accepted degradation (verify): --no-verify, or a platform
-		// without host facts; the record and the launch line say so.
-		return nil
+		// without host facts; the record and the launch line say so. A
+		// process still in the Landlock shim is no verification's matter:
+		// it did not get its domain, and that is judged anyway.
+		if len(hooks.Only(canaries, hooks.Fail)) == 0 {
+			return nil
+		}
+		return r.judgeLocked(rec, c, phasePoststart, canaries, canaryTook)
 	}
 	start := time.Now()
 	var results []hooks.Result
@@ -95,9 +140,24 @@ func (r *Runtime) verifyPostLaunchLocked(rec *Record, c Container, sp *specs.Spe
 	case rec.Baseline == nil:
 		results = []hooks.Result{{Check: "P1/identity", Verdict: hooks.Unavailable, Expected: "the init recorded at create", Found: "no baseline was recorded"}}
 	default:
-		results = hooks.PostLaunch(r.liveInput(rec, c, sp), pf, probeRunner(c, sp))
+		results = hooks.PostExec(r.liveInput(rec, c, sp), pf)
 	}
-	return r.judgeLocked(rec, c, phasePoststart, results, time.Since(start))
+	return r.judgeLocked(rec, c, phasePoststart, append(canaries, results...), canaryTook+time.Since(start))
+}
+
+// initExited says the container's init has exited: the backend says it
+// stopped, or the host reads it gone, a zombie, or in do_exit
+// (PF_EXITING) — which it is a moment before the backend sees it stopped.
+func (r *Runtime) initExited(rec *Record, c Container) bool {
+	if st, err := c.Status(); err == nil && st == StatusStopped {
+		return true
+	}
+	pf, ok := r.postFacts()
+	if !ok || rec.Baseline == nil {
+		return false
+	}
+	ps, err := pf.ProcStat(c.InitPid())
+	return err != nil || ps.Start != rec.Baseline.StartTime || ps.Gone()
 }
 
 // judgeLocked records verdicts and acts on them as the launch evaluator
@@ -109,13 +169,11 @@ func (r *Runtime) judgeLocked(rec *Record, c Container, phase string, results []
 		return stopAfterFailure(c, err)
 	}
 	rec.Verdicts = results
-	summary := hooks.Summarize(results)
-	exited := false
-	if summary == hooks.Inconclusive {
-		if st, err := c.Status(); err == nil && st == StatusStopped {
-			exited = true
-		}
+	if phase == phasePoststart {
+		rec.Poststart = results
 	}
+	summary := hooks.Summarize(results)
+	exited := summary == hooks.Inconclusive && r.initExited(rec, c)
 	action, rule := launch.PostLaunch(rec.Level, summary, exited)
 	switch action {
 	case launch.Verified:
@@ -180,10 +238,12 @@ func (r *Runtime) judgeLocked(rec *Record, c Container, phase string, results []
 	}
 }
 
-// Verify re-runs the runtime verification on a running container (P1–P4,
-// P6, P7) and acts on it as poststart does: a FAIL kills the container at
-// standard and strict. It returns the verdicts and an error if any check
-// failed.
+// Verify re-runs the runtime verification on a running container — what
+// can change after launch: P1, P2, the network namespace, P4, P6, P7 (the
+// canaries ran once, before the program, in its domain, which cannot be
+// loosened since) — and acts on it as poststart does: a FAIL kills the
+// container at standard and strict. It returns the verdicts and an error
+// if any check failed.
 func (r *Runtime) Verify(id string) ([]hooks.Result, error) {
 	l, rec, c, err := r.loadLocked(id)
 	if err != nil {
@@ -217,7 +277,7 @@ func (r *Runtime) Verify(id string) ([]hooks.Result, error) {
 	}
 	removed := withCurrentLimits(sp, rec.Limits)
 	start := time.Now()
-	results := append(hooks.OnDemand(r.liveInput(rec, c, sp), pf, probeRunner(c, sp)), removedLimits(removed)...)
+	results := append(hooks.OnDemand(r.liveInput(rec, c, sp), pf), removedLimits(removed)...)
 	return results, r.judgeLocked(rec, c, phaseVerify, results, time.Since(start))
 }
 

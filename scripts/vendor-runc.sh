@@ -18,6 +18,23 @@ patch=third_party/runc-vetto.patch
 src=$(GOFLAGS=-mod=mod go mod download -json "github.com/opencontainers/runc@$RUNC_VERSION" | jq -r .Dir)
 [[ -d $src ]] || { echo "vendor-runc: module source not found" >&2; exit 1; }
 
+# --diff: write the patch from the files as they are in $dest against the
+# pristine module, after changing them by hand.
+if [[ ${1:-} == --diff ]]; then
+	tmp=$(mktemp -d)
+	trap 'rm -rf "$tmp"' EXIT
+	(cd "$dest" && find . -type f -name '*.go' | sed 's|^\./||') | while read -r f; do
+		cmp -s "$src/$f" "$dest/$f" && continue
+		mkdir -p "$tmp/a/$(dirname "$f")" "$tmp/b/$(dirname "$f")"
+		cp "$src/$f" "$tmp/a/$f"
+		cp "$dest/$f" "$tmp/b/$f"
+	done
+	(cd "$tmp" && git diff --no-index --no-prefix a b >patch || true)
+	cp "$tmp/patch" "$patch"
+	echo "vendor-runc: wrote $patch ($(grep -c '^diff --git' "$patch") files)"
+	exit 0
+fi
+
 # The packages to copy: every runc package the build imports, on Linux.
 pkgs=$(go list -tags "$TAGS" -deps . ./... | grep '^github.com/opencontainers/runc/' | sort -u)
 

@@ -45,6 +45,7 @@ type request struct {
 	Op      string        `json:"op"` // status, start, facts, kill, wait, pids, probe, teardown
 	All     bool          `json:"all,omitempty"`
 	Args    []string      `json:"args,omitempty"`
+	Stdin   []byte        `json:"stdin,omitempty"`
 	Timeout time.Duration `json:"timeout,omitempty"`
 }
 
@@ -416,7 +417,7 @@ func (h *holder) do(req request) response {
 		_ = windows.GetExitCodeProcess(h.pi.Process, &code)
 		return response{Status: "stopped", Exit: &code}
 	case "probe":
-		out, err := h.probe(req.Args, req.Timeout)
+		out, err := h.probe(req.Args, req.Stdin, req.Timeout)
 		if err != nil {
 			return response{Err: err.Error()}
 		}
@@ -520,7 +521,7 @@ func (h *holder) teardown() *hooks.Receipt {
 
 // probe runs args in the job, with the container's token and
 // AppContainer, and returns its stdout.
-func (h *holder) probe(args []string, timeout time.Duration) ([]byte, error) {
+func (h *holder) probe(args []string, stdin []byte, timeout time.Duration) ([]byte, error) {
 	var r, w windows.Handle
 	sa := &windows.SecurityAttributes{InheritHandle: 1}
 	sa.Length = uint32(unsafe.Sizeof(*sa))
@@ -530,21 +531,26 @@ func (h *holder) probe(args []string, timeout time.Duration) ([]byte, error) {
 	_ = windows.SetHandleInformation(r, windows.HANDLE_FLAG_INHERIT, 0)
 	out := os.NewFile(uintptr(r), "probe-stdout")
 	defer out.Close()
-	null, err := os.Open(os.DevNull)
-	if err != nil {
+	// The probe's plan arrives on its stdin: a pipe whose write end only
+	// the holder holds, closed once the plan is written.
+	var inR, inW windows.Handle
+	if err := windows.CreatePipe(&inR, &inW, sa, uint32(len(stdin))); err != nil {
 		windows.CloseHandle(w)
 		return nil, err
 	}
-	defer null.Close()
-	in := inheritable(windows.Handle(null.Fd()))
-	pi, err := h.spawn(composeCommandLine(args), args[0], nil, "", []windows.Handle{in, w, w}, false)
+	_ = windows.SetHandleInformation(inW, windows.HANDLE_FLAG_INHERIT, 0)
+	planW := os.NewFile(uintptr(inW), "probe-stdin")
+	pi, err := h.spawn(composeCommandLine(args), args[0], nil, "", []windows.Handle{inR, w, w}, false)
 	windows.CloseHandle(w)
-	if in != 0 {
-		windows.CloseHandle(in)
-	}
+	windows.CloseHandle(inR)
 	if err != nil {
+		planW.Close()
 		return nil, err
 	}
+	go func() {
+		_, _ = planW.Write(stdin)
+		planW.Close()
+	}()
 	defer windows.CloseHandle(pi.Process)
 	defer windows.CloseHandle(pi.Thread)
 	type result struct {

@@ -3,6 +3,7 @@
 package windows
 
 import (
+	"bytes"
 	"bufio"
 	"crypto/rand"
 	"encoding/hex"
@@ -281,7 +282,19 @@ func (c *container) OCIState() (*specs.State, error) {
 // running process from the host (its job, its token) and runs the
 // canaries in the job. The core has no post-launch facts for Windows yet,
 // so the backend does this itself; a FAIL fails Start.
-func (c *container) Start(*specs.Spec) error {
+func (c *container) Start(_ *specs.Spec, canary *hooks.ProbeConfig) (*hooks.ProbeReport, error) {
+	if canary != nil {
+		// The core asks for in-process canaries only where it reads host
+		// facts (Linux); this backend runs its own probe after start.
+		return nil, fmt.Errorf("start %q: this backend has no exec shim to run the canaries in", c.st.ID)
+	}
+	return nil, c.start()
+}
+
+// Proceed does nothing: Start never leaves a shim waiting here.
+func (c *container) Proceed(bool) error { return nil }
+
+func (c *container) start() error {
 	if _, err := c.call(request{Op: "start"}); err != nil {
 		return runtime.Errorf(runtime.ErrSpawnFailed, "start %q: %w", c.st.ID, err)
 	}
@@ -359,10 +372,11 @@ func (c *container) Teardown() (*hooks.Receipt, error) {
 	return rec, nil
 }
 
-// RunProbe has the holder run args in the job, with the container's
-// token and AppContainer, and returns its stdout.
-func (c *container) RunProbe(_ *specs.Process, args []string, timeout time.Duration) ([]byte, error) {
-	resp, err := c.call(request{Op: "probe", Args: args, Timeout: timeout})
+// runProbe has the holder run args in the job, with the container's
+// token and AppContainer, stdin on its standard input, and returns its
+// stdout.
+func (c *container) runProbe(args []string, stdin []byte, timeout time.Duration) ([]byte, error) {
+	resp, err := c.call(request{Op: "probe", Args: args, Stdin: stdin, Timeout: timeout})
 	if err != nil {
 		return nil, err
 	}
@@ -400,10 +414,16 @@ func (c *container) canaries() []hooks.Result {
 			}
 		}()
 	}
-	arg, _ := json.Marshal(cfg)
-	out, runErr := c.RunProbe(nil, []string{c.st.Self, hooks.ProbeArg, string(arg)}, hooks.ProbeTimeout)
+	// The plan goes on the probe's stdin: a command line is readable by
+	// the workload beside it, which could forge the canaries with the
+	// nonce.
+	in, runErr := hooks.EncodeMessage(cfg)
+	var out []byte
 	if runErr == nil {
-		runErr = json.Unmarshal(out, &o.Common.Report)
+		out, runErr = c.runProbe([]string{c.st.Self, hooks.ProbeArg}, in, hooks.ProbeTimeout)
+	}
+	if runErr == nil {
+		runErr = hooks.ReadMessage(bytes.NewReader(out), &o.Common.Report)
 	}
 	if runErr != nil {
 		o.Common.ProbeErr = runErr.Error()

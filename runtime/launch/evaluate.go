@@ -445,17 +445,12 @@ func planLandlock(s *specs.Spec, host Host, d *Decision, v *violations) string {
 		v.add(RuleLandlockInput, "annotation %s: %v", AnnotationLandlock, err)
 		return ""
 	}
-	// Landlock needs no_new_privs (or CAP_SYS_ADMIN). The shim does not
-	// set it behind the bundle's back: a bundle that leaves it off wants
-	// setuid programs to gain privilege, which a Landlock domain forbids.
+	// Landlock needs no_new_privs (or CAP_SYS_ADMIN). The init's pre-exec
+	// step does not set it behind the bundle's back: a bundle that leaves
+	// it off wants setuid programs to gain privilege, which a Landlock
+	// domain forbids.
 	if s.Process == nil || !s.Process.NoNewPrivileges {
 		v.add(RuleLandlockInput, "annotation %s asks for Landlock, which needs process.noNewPrivileges: true; set it (policy-compiled bundles do)", AnnotationLandlock)
-		return ""
-	}
-	// The shim is the runtime re-executed through /proc/self/exe inside
-	// the container.
-	if !hasProcMount(s) {
-		v.add(RuleLandlockInput, "annotation %s asks for Landlock, which is applied by an exec shim that needs a proc mount at /proc; add one", AnnotationLandlock)
 		return ""
 	}
 	if host.LandlockErr != nil {
@@ -480,15 +475,6 @@ func planLandlock(s *specs.Spec, host Host, d *Decision, v *violations) string {
 		return down.Encode()
 	}
 	return ""
-}
-
-func hasProcMount(s *specs.Spec) bool {
-	for _, m := range s.Mounts {
-		if path.Clean(m.Destination) == "/proc" && m.Type == "proc" {
-			return true
-		}
-	}
-	return false
 }
 
 // netMode is what the launch line says of the network.

@@ -691,6 +691,7 @@ func (c *Container) newInitConfig(process *Process) *initConfig {
 		Cwd:              process.Cwd,
 		Capabilities:     c.config.Capabilities,
 		PassedFilesCount: len(process.ExtraFiles),
+		PreExec:          process.PreExec,
 		ContainerID:      c.ID(),
 		NoNewPrivileges:  c.config.NoNewPrivileges,
 		AppArmorProfile:  c.config.AppArmorProfile,

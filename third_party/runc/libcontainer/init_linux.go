@@ -76,6 +76,7 @@ type initConfig struct {
 	ConsoleWidth     uint16   `json:"console_width"`
 	ConsoleHeight    uint16   `json:"console_height"`
 	PassedFilesCount int      `json:"passed_files_count"`
+	PreExec          []byte   `json:"pre_exec,omitempty"`
 
 	// Properties that exists both in the container config and the process,
 	// as merged by [Container.newInitConfig] (process properties has preference).
@@ -102,6 +103,27 @@ type initConfig struct {
 	SpecState *specs.State `json:"spec_state,omitempty"`
 }
 
+// PreExecHook (vetto) runs in a container's init — the standard init at
+// start, and the setns init of an exec'd process — as its last step before
+// the exec, after every restriction libcontainer applies and before it
+// closes the fds it does not pass, with the Process's PreExec and the
+// environment the process will get. An error stops the init before the
+// exec: it is printed on the process's stderr, and an error with an
+// ExitCode() int method sets the init's exit status.
+var PreExecHook func(data []byte, env []string) error
+
+// runPreExec runs PreExecHook when the process asks for it; a process that
+// asks for a hook the binary does not have does not run.
+func runPreExec(config *initConfig) error {
+	if len(config.PreExec) == 0 {
+		return nil
+	}
+	if PreExecHook == nil {
+		return errors.New("pre-exec hook requested, but this binary registers none")
+	}
+	return PreExecHook(config.PreExec, config.Env)
+}
+
 // Init is part of "runc init" implementation.
 func Init() {
 	runtime.GOMAXPROCS(1)
@@ -116,6 +138,11 @@ func Init() {
 		// set up yet, but most important, if the parent is
 		// alive (and its log forwarding is working).
 		fmt.Fprintln(os.Stderr, err)
+		// vetto: a PreExecHook error may say the status to exit with.
+		var coded interface{ ExitCode() int }
+		if errors.As(err, &coded) {
+			os.Exit(coded.ExitCode())
+		}
 	}
 	// Normally, StartInitialization() never returns, meaning
 	// if we are here, it had failed.

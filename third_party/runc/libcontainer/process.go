@@ -26,6 +26,12 @@ type Process struct {
 	// The command to be run followed by any arguments.
 	Args []string
 
+	// PreExec (vetto) is handed to PreExecHook in the process's init as
+	// its last step before it execs Args; nil runs no hook. It travels in
+	// the init config, over the init pipe: never in argv or the
+	// environment of the process.
+	PreExec []byte
+
 	// Env specifies the environment variables for the process.
 	Env []string
 

@@ -170,6 +170,9 @@ func (l *linuxSetnsInit) Init() error {
 	// (otherwise the (*os.File) finaliser could close the wrong file). See
 	// CVE-2024-21626 for more information as to why this protection is
 	// necessary.
+	if err := runPreExec(l.config); err != nil {
+		return err
+	}
 	if err := fds.UnsafeCloseFrom(l.config.PassedFilesCount + 3); err != nil {
 		return err
 	}

@@ -1,0 +1,180 @@
+package linux
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/vetto-dev/vetto-runtime/hooks"
+	"github.com/vetto-dev/vetto-runtime/landlock"
+	"github.com/vetto-dev/vetto-runtime/shim"
+)
+
+// Exit status of an init whose pre-exec step refused the process: the
+// sandbox was not established (125, DESIGN.md §8).
+const preExecRefused = 125
+
+// canaryWait bounds how long the init waits for the host's plan, and then
+// for its verdict: a start that died leaves an init that gives up rather
+// than wait for ever — and then it never runs the program.
+const canaryWait = 30 * time.Second
+
+// preExec is the pre-exec step (shim.Config), run by libcontainer's init
+// as its last step before it execs the process (libcontainer.PreExecHook):
+// the init is the container's process — pid, user, capabilities,
+// no_new_privs, seccomp filter, cwd, stdio as the process gets them — and
+// still the runtime's sealed clone, on its one locked thread (libcontainer
+// runs the init with GOMAXPROCS 1 and the main thread locked). In order:
+//
+//  1. make the process non-dumpable, so no process of the same uid can
+//     read or write its memory or fds through /proc;
+//  2. restrict the thread with the Landlock ruleset, if any — the domain
+//     the program inherits across execve;
+//  3. run the canaries, if the host asked for them: accept the host's
+//     connection on the inherited listener, read the plan, make the
+//     attempts on the restricted thread, report, and wait for the verdict;
+//     abort means the program never runs;
+//  4. set the rlimits the Go code above could not run under, last.
+//
+// Because it is the init itself, not a process exec'd after it, it starts
+// no Go runtime of its own: a container whose pids limit leaves room for
+// its program alone runs as it does under runc. What fails is returned as
+// a refusal: libcontainer prints it on the process's stderr and the init
+// exits 125, so the process never runs less restricted than planned.
+func preExec(data []byte, env []string) error {
+	// Undone by execve for a program the uid may read; the init is the
+	// runtime's clone, and nothing of the container may touch it.
+	_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
+	cfg, err := shim.Decode(data)
+	if err != nil {
+		return refusal{err}
+	}
+	// The canary listener is the one fd the step holds for itself: never
+	// the program's, whatever happens next.
+	if cfg.CanaryFD > 0 {
+		unix.CloseOnExec(cfg.CanaryFD)
+	}
+	shimFault(env)
+	if cfg.Ruleset != "" {
+		if err := landlock.RestrictThread(shimRuleset(cfg.Ruleset, env)); err != nil {
+			return refusal{fmt.Errorf("Landlock not applied: %w", err)}
+		}
+	}
+	if cfg.CanaryFD > 0 {
+		err := shimCanaries(cfg.CanaryFD)
+		// The listener is the init's own: closed whatever the outcome,
+		// never the program's.
+		unix.Close(cfg.CanaryFD)
+		if err != nil {
+			return refusal{err}
+		}
+	}
+	for _, rl := range cfg.Rlimits {
+		if err := unix.Setrlimit(rl.Resource, &unix.Rlimit{Cur: rl.Soft, Max: rl.Hard}); err != nil {
+			return refusal{fmt.Errorf("set rlimit %d to %d/%d: %w", rl.Resource, rl.Soft, rl.Hard, err)}
+		}
+	}
+	return nil
+}
+
+// refusal is the pre-exec step's failure: the init exits 125 with it.
+type refusal struct{ err error }
+
+func (r refusal) Error() string { return "vetto-runtime: the process does not run: " + r.err.Error() }
+func (r refusal) Unwrap() error { return r.err }
+func (refusal) ExitCode() int   { return preExecRefused }
+
+// shimCanaries is the process's side of the canary channel: one
+// connection from the host on the inherited listener, the plan, the
+// attempts, the report, the verdict. It uses blocking system calls on raw
+// fds, bounded by poll(2), not the Go netpoller: the init runs one
+// locked thread, and a parked goroutine would need another thread to wake
+// it, which a container at its pids limit cannot get.
+func shimCanaries(fd int) error {
+	deadline := time.Now().Add(canaryWait)
+	if err := waitFD(fd, unix.POLLIN, deadline); err != nil {
+		return fmt.Errorf("no plan from the host: %w", err)
+	}
+	cfd, _, err := unix.Accept4(fd, unix.SOCK_CLOEXEC)
+	if err != nil {
+		return fmt.Errorf("canary listener (fd %d): %w", fd, err)
+	}
+	conn := &fdConn{fd: cfd, deadline: deadline}
+	defer unix.Close(cfd)
+	var plan hooks.ProbeConfig
+	if err := hooks.ReadMessage(conn, &plan); err != nil {
+		return err
+	}
+	if err := hooks.WriteMessage(conn, hooks.Attempt(plan)); err != nil {
+		return fmt.Errorf("report to the host: %w", err)
+	}
+	conn.deadline = time.Now().Add(canaryWait)
+	var verdict string
+	if err := hooks.ReadMessage(conn, &verdict); err != nil {
+		return fmt.Errorf("no verdict from the host: %w", err)
+	}
+	if verdict != hooks.VerdictExec {
+		return errors.New("the host's verification of this container failed")
+	}
+	return nil
+}
+
+// fdConn reads and writes a blocking fd, each call bounded by deadline.
+type fdConn struct {
+	fd       int
+	deadline time.Time
+}
+
+func (c *fdConn) Read(b []byte) (int, error) {
+	if err := waitFD(c.fd, unix.POLLIN, c.deadline); err != nil {
+		return 0, err
+	}
+	n, err := unix.Read(c.fd, b)
+	switch {
+	case err != nil:
+		return 0, err
+	case n == 0:
+		return 0, io.EOF
+	}
+	return n, nil
+}
+
+func (c *fdConn) Write(b []byte) (int, error) {
+	done := 0
+	for done < len(b) {
+		if err := waitFD(c.fd, unix.POLLOUT, c.deadline); err != nil {
+			return done, err
+		}
+		n, err := unix.Write(c.fd, b[done:])
+		if err != nil {
+			return done, err
+		}
+		done += n
+	}
+	return done, nil
+}
+
+// waitFD polls fd for events until deadline.
+func waitFD(fd int, events int16, deadline time.Time) error {
+	for {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return os.ErrDeadlineExceeded
+		}
+		fds := []unix.PollFd{{Fd: int32(fd), Events: events}}
+		n, err := unix.Poll(fds, int(left.Milliseconds())+1)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			return nil
+		}
+	}
+}

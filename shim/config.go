@@ -1,0 +1,61 @@
+// Package shim is the pre-exec step's config: what a container's init
+// (and an exec'd process's) does in the process itself between the
+// runtime's setup and the program's first instruction — Landlock
+// restricting it, the canaries probing the very domain the program will
+// run in, rlimits that would stop a Go process applied last. The init is
+// the runtime's own sealed clone (libcontainer starts every init from
+// one), so the step is vetto's code in the process that then becomes the
+// program: libcontainer's PreExecHook (third_party/runc-vetto.patch) runs
+// it after every restriction libcontainer applies, just before execve.
+//
+// The config travels in libcontainer's init config, over the init pipe,
+// never in argv or the environment, where the workload could read it; what
+// the canaries try arrives later on the canary fd, from the host.
+package shim
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Rlimit is one resource limit set just before the exec (RLIMIT_AS,
+// RLIMIT_DATA, RLIMIT_NPROC: limits under which the Go code of the step
+// could not run, which libcontainer would set earlier).
+type Rlimit struct {
+	Resource int    `json:"resource"`
+	Soft     uint64 `json:"soft"`
+	Hard     uint64 `json:"hard"`
+}
+
+// Config is what the step does before the exec.
+type Config struct {
+	// Ruleset is the dev.vetto.landlock ruleset to restrict to; "" none.
+	Ruleset string `json:"ruleset,omitempty"`
+	// CanaryFD is the inherited listening socket on which the host sends
+	// the canary plan and gets the report; 0: no canaries.
+	CanaryFD int `json:"canaryFD,omitempty"`
+	// Rlimits are set last.
+	Rlimits []Rlimit `json:"rlimits,omitempty"`
+}
+
+// Empty reports whether the step has nothing to do.
+func (c Config) Empty() bool { return c.Ruleset == "" && c.CanaryFD == 0 && len(c.Rlimits) == 0 }
+
+// Encode is c as the init gets it.
+func (c Config) Encode() []byte {
+	b, _ := json.Marshal(c) // strings and ints only: cannot fail
+	return b
+}
+
+// Decode reads what Encode wrote, refusing what could not be meant: an
+// unknown field, or a canary fd that is stdio.
+func Decode(data []byte) (Config, error) {
+	var c Config
+	if err := strictUnmarshal(data, &c); err != nil {
+		return Config{}, fmt.Errorf("pre-exec config: %w", err)
+	}
+	if c.CanaryFD < 0 || (c.CanaryFD > 0 && c.CanaryFD < 3) {
+		return Config{}, fmt.Errorf("pre-exec config: canary fd %d is not an inherited fd", c.CanaryFD)
+	}
+	return c, nil
+}
