@@ -287,3 +287,21 @@ func TestIsMaskMountTopmost(t *testing.T) {
 		}
 	}
 }
+
+// Brief is one line however many checks failed and however long what
+// they found: three checks at most, the rest counted.
+func TestBrief(t *testing.T) {
+	long := strings.Repeat("x", 500) + "\nsecond line"
+	var rs []Result
+	for _, c := range []string{"a", "b", "c", "d", "e"} {
+		rs = append(rs, Result{Check: c, Verdict: Unavailable, Found: long})
+	}
+	rs = append(rs, Result{Check: "ok", Verdict: Pass})
+	got := Brief(rs)
+	if strings.Contains(got, "\n") || len(got) > 3*(briefFound+40)+20 || !strings.HasSuffix(got, "; and 2 more") || strings.Contains(got, "ok:") {
+		t.Fatalf("Brief = %q", got)
+	}
+	if got := Brief([]Result{{Check: "P1", Verdict: Fail, Found: "pid 3"}}); got != "P1: FAIL (pid 3)" {
+		t.Fatalf("Brief = %q", got)
+	}
+}

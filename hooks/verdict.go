@@ -77,6 +77,38 @@ func Failed(results []Result) string {
 	return strings.Join(bad, "; ")
 }
 
+// briefChecks and briefFound bound what Brief says.
+const (
+	briefChecks = 3
+	briefFound  = 160
+)
+
+// Brief is Failed for one line of a terminal: at most three checks, each
+// found value cut short and on one line, and how many more there are. The
+// record, the audit log and `verify` keep every verdict in full.
+func Brief(results []Result) string {
+	var bad []string
+	n := 0
+	for _, r := range results {
+		if r.Verdict == Pass {
+			continue
+		}
+		n++
+		if len(bad) == briefChecks {
+			continue
+		}
+		found := strings.Join(strings.Fields(r.Found), " ")
+		if len(found) > briefFound {
+			found = found[:briefFound-3] + "..."
+		}
+		bad = append(bad, fmt.Sprintf("%s: %s (%s)", r.Check, r.Verdict, found))
+	}
+	if n > briefChecks {
+		bad = append(bad, fmt.Sprintf("and %d more", n-briefChecks))
+	}
+	return strings.Join(bad, "; ")
+}
+
 // Summary is the overall outcome of a set of post-launch results.
 type Summary int
 

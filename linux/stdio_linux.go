@@ -7,9 +7,11 @@ import (
 	"net"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/containerd/console"
 	"github.com/opencontainers/runc/libcontainer"
+	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
 )
 
@@ -209,14 +211,25 @@ func (s *stdio) closePostStart() {
 	s.postStart = nil
 }
 
-// close waits for output to drain, closes our ends and restores the
-// caller's terminal.
+// drainLimit bounds the wait for the container's output once its init is
+// gone: a process left behind (a container without a pid namespace of its
+// own, kept with --keep) may hold stdout for ever.
+const drainLimit = 2 * time.Second
+
+// close waits for output to drain (at most drainLimit), closes our ends
+// and restores the caller's terminal.
 func (s *stdio) close() {
 	s.closePostStart()
 	if s.epollMaster != nil && s.epoller != nil {
 		_ = s.epollMaster.Shutdown(s.epoller.CloseConsole)
 	}
-	s.copies.Wait()
+	drained := make(chan struct{})
+	go func() { s.copies.Wait(); close(drained) }()
+	select {
+	case <-drained:
+	case <-time.After(drainLimit):
+		logrus.Debugf("stdio: output still open %s after the init exited (a process left behind holds it); closing", drainLimit)
+	}
 	for _, c := range s.closers {
 		_ = c.Close()
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -76,13 +77,16 @@ func (c *container) Teardown() (*hooks.Receipt, error) {
 		// everything so that delete --force can try again.
 		return rec, nil
 	}
-	if c.proc != nil {
-		_, _ = c.proc.Wait()
-		c.proc = nil
-	}
+	// The init is gone once libcontainer sees it stopped; ours (a run, a
+	// create that failed) is reaped only then, so this never blocks on a
+	// process that cannot finish exiting.
 	if err := waitInitGone(c, teardownLimit); err != nil {
 		problem("%v", err)
 		return rec, nil
+	}
+	if c.proc != nil {
+		_, _ = c.proc.Wait()
+		c.proc = nil
 	}
 	if err := c.lc.Destroy(); err != nil {
 		problem("destroy %q: %v", c.ID(), mapErr(err))
@@ -181,10 +185,19 @@ func waitEmpty(m cgroups.Manager, limit time.Duration) ([]int, error) {
 }
 
 // waitInitGone waits until libcontainer sees the init stopped (its pid
-// dead or a zombie of someone else's), which Destroy requires.
+// dead, or a zombie), which Destroy requires. While it waits it reaps
+// every exited child of this process other than the init: a run is a
+// child subreaper, so a process that joined the container from outside
+// (an exec whose caller died) is re-parented here when its parent goes,
+// and an init that is pid 1 of its namespace cannot finish exiting
+// (zap_pid_ns_processes) until every such zombie in the namespace is
+// reaped. A wait that runs out says what the init is doing.
 func waitInitGone(c *container, limit time.Duration) error {
 	deadline := time.Now().Add(limit)
 	for delay := 50 * time.Microsecond; ; delay = min(2*delay, pollCeiling) {
+		if c.proc != nil {
+			reapStrays(c.InitPid())
+		}
 		st, err := c.Status()
 		if err != nil {
 			return err
@@ -193,8 +206,49 @@ func waitInitGone(c *container, limit time.Duration) error {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("init of %q still running after %s", c.ID(), limit)
+			return fmt.Errorf("init of %q (pid %d) still there after %s: %s", c.ID(), c.InitPid(), limit, taskState(c.InitPid()))
 		}
 		time.Sleep(delay)
 	}
+}
+
+// reapStrays collects this process's exited children, except init (left
+// for its own Wait), without blocking. The children are listed from
+// /proc/self/task/*/children: a child belongs to the thread that forked
+// it, or to whichever thread of a subreaper it was re-parented to.
+func reapStrays(init int) {
+	tasks, _ := os.ReadDir("/proc/self/task")
+	for _, t := range tasks {
+		data, err := os.ReadFile("/proc/self/task/" + t.Name() + "/children")
+		if err != nil {
+			continue
+		}
+		for _, f := range strings.Fields(string(data)) {
+			pid, err := strconv.Atoi(f)
+			if err != nil || pid == init {
+				continue
+			}
+			var ws unix.WaitStatus
+			_, _ = unix.Wait4(pid, &ws, unix.WNOHANG, nil)
+		}
+	}
+}
+
+// taskState is the state line of /proc/<pid>/status and its kernel wait
+// channel: what a process that will not go away is doing.
+func taskState(pid int) string {
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return "gone"
+	}
+	state := "state unknown"
+	for _, line := range strings.Split(string(status), "\n") {
+		if v, ok := strings.CutPrefix(line, "State:"); ok {
+			state = "state " + strings.TrimSpace(v)
+		}
+	}
+	if wchan, err := os.ReadFile(fmt.Sprintf("/proc/%d/wchan", pid)); err == nil && len(wchan) > 0 && string(wchan) != "0" {
+		state += ", waiting in " + string(wchan)
+	}
+	return state
 }

@@ -20,6 +20,9 @@ var (
 	ErrRunning    = errors.New("container still running")
 	ErrPaused     = errors.New("container paused")
 	ErrNotPaused  = errors.New("container not paused")
+	// ErrBusy: another command held the container's lock for longer than
+	// a command waits.
+	ErrBusy = errors.New("container busy")
 
 	// ErrInvalidInput marks bad input from the user: flags, bundle, ids.
 	ErrInvalidInput = errors.New("invalid input")

@@ -17,7 +17,7 @@ type lock struct {
 	f *os.File
 }
 
-func lockDir(dir string) (*lock, error) {
+func lockDir(dir string, _ func(holder string)) (*lock, error) {
 	if _, err := os.Stat(dir); err != nil {
 		return nil, err
 	}

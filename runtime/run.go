@@ -42,8 +42,8 @@ func (r *Runtime) Run(opts RunOptions) (int, error) {
 		return 0, nil
 	}
 	status, waitErr := cr.fg.Wait()
-	cr.fg.Close()
 	if waitErr != nil {
+		cr.fg.Close()
 		// We lost track of the init; make sure it is gone.
 		if err := r.Delete(opts.ID, true); err != nil {
 			r.Warnf("%v", err)
@@ -51,9 +51,17 @@ func (r *Runtime) Run(opts RunOptions) (int, error) {
 		return -1, fmt.Errorf("run %q: wait: %w", opts.ID, waitErr)
 	}
 	if opts.Keep {
+		cr.fg.Close()
 		return status, nil
 	}
-	if err := r.deleteWith(opts.ID, cr.c, true); err != nil {
+	// Tear down before draining the output: without a pid namespace of
+	// its own the init's exit leaves its children running, and one that
+	// holds stdout would keep the drain (and the run) waiting for ever.
+	// Signal forwarding stays on until Close, so a ^C meanwhile does not
+	// kill this process halfway through the teardown.
+	err = r.deleteWith(opts.ID, cr.c, true)
+	cr.fg.Close()
+	if err != nil {
 		return status, Errorf(ErrTeardownIncomplete, "run %q: %w", opts.ID, err)
 	}
 	return status, nil

@@ -30,6 +30,23 @@ type Store struct {
 	Root string
 	// AuditLog, if set, receives every audit event too (--audit-log).
 	AuditLog string
+	// Waitf, if set, says that a command waits for another holding a
+	// container's lock, and who that is.
+	Waitf func(format string, args ...any)
+}
+
+// lockWaitLimit bounds how long a command waits for another that holds a
+// container's lock: no wait in the runtime is unbounded.
+var lockWaitLimit = 60 * time.Second
+
+// waiting is what lockDir calls when the lock is held.
+func (s Store) waiting(id string) func(string) {
+	if s.Waitf == nil {
+		return nil
+	}
+	return func(holder string) {
+		s.Waitf("container %q is locked by %s; waiting (at most %s)", id, holder, lockWaitLimit)
+	}
 }
 
 func (s Store) dir(id string) string { return filepath.Join(s.Root, id) }
@@ -117,7 +134,7 @@ func (s Store) createDirLocked(id string) (*lock, error) {
 		}
 		return nil, fmt.Errorf("create state dir %s: %w", dir, err)
 	}
-	l, err := lockDir(dir)
+	l, err := lockDir(dir, nil)
 	if err != nil {
 		_ = os.Remove(dir)
 		return nil, err
@@ -132,7 +149,7 @@ func (s Store) lockContainer(id string) (*lock, error) {
 	if err := ValidateID(id); err != nil {
 		return nil, err
 	}
-	l, err := lockDir(s.dir(id))
+	l, err := lockDir(s.dir(id), s.waiting(id))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%q: %w", id, ErrNotExist)

@@ -188,9 +188,11 @@ func (r *Runtime) judgeLocked(rec *Record, c Container, phase string, results []
 		} else {
 			rec.Verification = "INCONCLUSIVE"
 		}
-		bad := hooks.Failed(hooks.Only(results, hooks.Fail))
+		// bad is recorded in full; brief is what a terminal gets, one
+		// line (state, the audit log and verify have every verdict).
+		bad, brief := hooks.Failed(hooks.Only(results, hooks.Fail)), hooks.Brief(hooks.Only(results, hooks.Fail))
 		if bad == "" {
-			bad = hooks.Failed(results)
+			bad, brief = hooks.Failed(results), hooks.Brief(results)
 		}
 		to := StatePostLaunchFailed
 		if rec.State == StateVerifiedRuntime {
@@ -209,19 +211,19 @@ func (r *Runtime) judgeLocked(rec *Record, c Container, phase string, results []
 			} else if err := r.Store.writeRecordLocked(rec); err != nil {
 				return err
 			}
-			r.Warnf("degraded: %s verification of %q failed: %s", phase, rec.ID, bad)
+			r.Warnf("degraded: %s verification of %q failed: %s", phase, rec.ID, brief)
 			if phase == phasePoststart {
 				return nil
 			}
 			// verify was asked whether the container holds: it does not.
-			return Errorf(ErrPostLaunchFailed, "%s verification of %q failed (level degraded: recorded, container left running): %s", phase, rec.ID, bad)
+			return Errorf(ErrPostLaunchFailed, "%s verification of %q failed (level degraded: recorded, container left running): %s", phase, rec.ID, brief)
 		}
 		_ = r.Store.moveLocked(rec, to, bad)
 		what := "failed"
 		if summary != hooks.AnyFail {
 			what = "inconclusive, which strict does not accept;"
 		}
-		return stopAfterFailure(c, Errorf(ErrPostLaunchFailed, "%s verification of %q %s container killed [%s]: %s", phase, rec.ID, what, rule, bad))
+		return stopAfterFailure(c, Errorf(ErrPostLaunchFailed, "%s verification of %q %s container killed [%s]: %s", phase, rec.ID, what, rule, brief))
 	case launch.Exited:
 		// The process exited before it could be verified: nothing is left
 		// to verify or to kill, and its sandbox was verified before it
@@ -233,7 +235,7 @@ func (r *Runtime) judgeLocked(rec *Record, c Container, phase string, results []
 		if err := r.Store.writeRecordLocked(rec); err != nil {
 			return err
 		}
-		r.Warnf("%s verification of %q inconclusive, container not verified: %s", phase, rec.ID, hooks.Failed(results))
+		r.Warnf("%s verification of %q inconclusive, container not verified: %s", phase, rec.ID, hooks.Brief(results))
 		return nil
 	}
 }
