@@ -36,3 +36,9 @@ func newBackend() runtime.Backend { return darwin.New(version, logrus.Warnf) }
 // darwin backend reads its own facts (sandbox_check, the process table)
 // and judges them in Create and Start.
 func hostFacts() hooks.Facts { return nil }
+
+// monitorSupported: this platform's runtime starts a per-container
+// monitor (it needs the host facts of Linux's procfs).
+const monitorSupported = false
+
+func monitorFaultOff() bool { return false }

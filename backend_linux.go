@@ -25,3 +25,14 @@ func newBackend() runtime.Backend {
 }
 
 func hostFacts() hooks.Facts { return hooks.ProcFacts{} }
+
+// monitorSupported: this platform's runtime starts a per-container
+// monitor (it needs the host facts of Linux's procfs).
+const monitorSupported = true
+
+// monitorFaultOff: the fault-injection build (tests only) starts no
+// monitor when TESTONLY_VETTO_FAULT=no-monitor, so a test of verify is
+// not raced by the monitor catching the same drift first.
+func monitorFaultOff() bool {
+	return linux.FaultInjection && os.Getenv("TESTONLY_VETTO_FAULT") == "no-monitor"
+}

@@ -31,3 +31,9 @@ func newBackend() runtime.Backend { return windows.New(version, logrus.Warnf) }
 // windows backend's holder reads the job's and the token's facts, and the
 // backend judges them in Create and Start.
 func hostFacts() hooks.Facts { return nil }
+
+// monitorSupported: this platform's runtime starts a per-container
+// monitor (it needs the host facts of Linux's procfs).
+const monitorSupported = false
+
+func monitorFaultOff() bool { return false }

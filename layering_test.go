@@ -39,7 +39,9 @@ var rules = map[string]struct {
 	"runtime/launch": {[]string{"spec", "hooks", "landlock"}, []string{"github.com/opencontainers/runtime-spec/"}},
 	// hostpolicy is the host side of policy mode: it reads the host for
 	// the compiler and checks compiled bundles against it at create.
-	"hostpolicy":  {[]string{"spec"}, []string{"github.com/opencontainers/runtime-spec/"}},
+	"hostpolicy": {[]string{"spec"}, []string{"github.com/opencontainers/runtime-spec/"}},
+	// report renders audit logs: it reads events, it runs nothing.
+	"report":      {[]string{"hooks"}, nil},
 	"runtime":     {[]string{"spec", "hooks", "landlock", "runtime/launch", "hostpolicy", "shim"}, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/", "github.com/BurntSushi/toml", "github.com/gowebpki/jcs"}},
 	"linux":       {[]string{"spec", "hooks", "runtime", "landlock", "shim"}, []string{"github.com/opencontainers/", "github.com/containerd/console", "github.com/sirupsen/logrus", "golang.org/x/sys/"}},
 	"darwin":      {[]string{"spec", "hooks", "runtime"}, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/"}},

@@ -110,6 +110,8 @@ func newApp(status *int) *cli.App {
 			refusedCommand("restore", "restore a container from a previous checkpoint", "CRIU checkpoint/restore is not implemented; a restored process would bypass the launch-time verification"),
 			doctorCommand(),
 			verifyCommand(),
+			monitorCommand(),
+			reportCommand(),
 			hookCommand(),
 			policyCommand(),
 		},
@@ -181,6 +183,7 @@ func newRuntime(c *cli.Context) (*runtime.Runtime, error) {
 	if r.Config, err = runtime.LoadConfig(c.String("config"), c.IsSet("config")); err != nil {
 		return nil, err
 	}
+	r.Store.Evidence = r.Config.Evidence()
 	r.Environ = os.Environ()
 	if p := c.String("audit-log"); p != "" {
 		if r.Store.AuditLog, err = filepath.Abs(p); err != nil {
@@ -190,6 +193,9 @@ func newRuntime(c *cli.Context) (*runtime.Runtime, error) {
 	r.Launchf = launchf
 	if self, err := os.Executable(); err == nil {
 		r.Self = self
+		if monitorSupported && !monitorFaultOff() {
+			r.SpawnMonitor = spawnMonitor(c, self, abs)
+		}
 	}
 	return r, nil
 }

@@ -3,8 +3,8 @@
 package darwin
 
 import (
-	"bytes"
 	"bufio"
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"

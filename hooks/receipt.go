@@ -27,6 +27,9 @@ type Receipt struct {
 	// starts none, so there is nothing to stop.
 	RelayStopped bool          `json:"relay_stopped"`
 	Duration     time.Duration `json:"duration"`
+	// Monitor is what the container's monitor did, and that it is gone;
+	// nil for a container that had none (--no-verify, another platform).
+	Monitor *MonitorReceipt `json:"monitor,omitempty"`
 	// Quarantined are what a policy sandbox left that would run code on
 	// the host's git (a new repository, a commondir), moved aside, each
 	// "from -> to". It does not make a teardown incomplete: it is done.
@@ -36,9 +39,20 @@ type Receipt struct {
 	Problems []string `json:"problems,omitempty"`
 }
 
+// MonitorReceipt is the monitor's part of a teardown.
+type MonitorReceipt struct {
+	Pid int `json:"pid"`
+	// Rounds of checks it ran; Kills, containers it killed on a FAIL (0
+	// or 1).
+	Rounds int `json:"rounds"`
+	Kills  int `json:"kills"`
+	// Stopped: the monitor process is gone.
+	Stopped bool `json:"stopped"`
+}
+
 // Clean reports whether the teardown left nothing behind.
 func (r *Receipt) Clean() bool {
-	return len(r.Remaining) == 0 && r.CgroupRemoved && r.PidNamespaceGone && r.RelayStopped && len(r.Problems) == 0
+	return len(r.Remaining) == 0 && r.CgroupRemoved && r.PidNamespaceGone && r.RelayStopped && (r.Monitor == nil || r.Monitor.Stopped) && len(r.Problems) == 0
 }
 
 // String says what is left, for the TeardownIncomplete error.
@@ -55,6 +69,9 @@ func (r *Receipt) String() string {
 	}
 	if !r.RelayStopped {
 		left = append(left, "relay still running")
+	}
+	if r.Monitor != nil && !r.Monitor.Stopped {
+		left = append(left, fmt.Sprintf("monitor pid %d still running", r.Monitor.Pid))
 	}
 	left = append(left, r.Problems...)
 	if len(left) == 0 {

@@ -91,9 +91,13 @@ func NetworkIntent(pid int, s *specs.Spec, f PostFacts) []Result {
 	return []Result{r}
 }
 
-// restrictionsGrace is how long a process that enters the container from
-// outside may take to apply the container's restrictions.
-const restrictionsGrace = 100 * time.Millisecond
+// restrictionsGrace is how often a process caught unrestricted is looked at
+// again, and restrictionsPatience how long a process that enters the
+// container from outside may take to apply the container's restrictions.
+const (
+	restrictionsGrace    = 100 * time.Millisecond
+	restrictionsPatience = time.Second
+)
 
 // Restrictions reads /proc/<pid>/status of every process in the
 // container's cgroups, not only the init's, and judges each against the
@@ -166,13 +170,21 @@ func Restrictions(in LiveInput, f PostFacts) []Result {
 	// applies the container's restrictions; no process of the workload
 	// can ever lose them. So a suspect is judged again after a moment,
 	// and only one that stays so fails.
+	// Looked at again every restrictionsGrace until they hold or
+	// restrictionsPatience ran out: on a loaded host an exec's setns init
+	// may take a while to apply the container's restrictions.
 	var bad []string
-	if len(suspects) > 0 {
+	for waited := time.Duration(0); len(suspects) > 0 && waited < restrictionsPatience; waited += restrictionsGrace {
 		time.Sleep(restrictionsGrace)
+		var still []int
+		bad = nil
 		for _, pid := range suspects {
-			wrong, _ := judge(pid)
-			bad = append(bad, wrong...)
+			if wrong, _ := judge(pid); len(wrong) > 0 {
+				still = append(still, pid)
+				bad = append(bad, wrong...)
+			}
 		}
+		suspects = still
 	}
 	switch {
 	case len(bad) > 0:
@@ -253,17 +265,22 @@ func Contained(in LiveInput, f PostFacts) []Result {
 			suspects = append(suspects, suspect{pid, false})
 		}
 	}
-	// Judged again after a moment, as Restrictions does: a process caught
-	// between fork and its cgroup, or between exit and the zombie, is no
-	// longer so; one that joined from outside or escaped stays so.
+	// Judged again, as Restrictions does: a process caught between fork
+	// (or an exec's join) and its cgroup, or between exit and the zombie,
+	// is soon no longer so; one that joined from outside or escaped stays
+	// so.
 	var bad []string
-	if len(suspects) > 0 {
+	for waited := time.Duration(0); len(suspects) > 0 && waited < restrictionsPatience; waited += restrictionsGrace {
 		time.Sleep(restrictionsGrace)
+		var still []suspect
+		bad = nil
 		for _, s := range suspects {
 			if why := intruder(s.pid, s.inCg); why != "" {
+				still = append(still, s)
 				bad = append(bad, why)
 			}
 		}
+		suspects = still
 	}
 	if len(bad) > 0 {
 		r.Verdict, r.Found = Fail, strings.Join(bad, "; ")

@@ -74,7 +74,6 @@ func TestStrictShortJobsDoNotHang(t *testing.T) {
 	}
 }
 
-
 // ^C on a foreground run of a container without a pid namespace of its own
 // (14.2): the init dies of the SIGINT vetto forwards, and its child, which
 // holds stdout, is killed with the rest of the container before vetto

@@ -23,6 +23,12 @@ type receipt struct {
 	CgroupRemoved    bool   `json:"cgroup_removed"`
 	PidNamespaceGone bool   `json:"pid_namespace_gone"`
 	RelayStopped     bool   `json:"relay_stopped"`
+	Monitor          *struct {
+		Pid     int  `json:"pid"`
+		Rounds  int  `json:"rounds"`
+		Kills   int  `json:"kills"`
+		Stopped bool `json:"stopped"`
+	} `json:"monitor"`
 }
 
 // lastReceipt reads the last receipt of id from an audit log.

@@ -66,7 +66,7 @@ func TestVerifyUnderContainerd(t *testing.T) {
 	c.mustCtr(c.run(append(weak, "--annotation", "dev.vetto.level=degraded"), recorded, "sleep", "1000")...)
 	c.readCgroup(c.ns, recorded)
 	v, r := verify(recorded)
-	if r.code != 125 || strings.Join(v.failing(), ",") != "P3/network-namespace" {
+	if r.code != 125 || strings.Join(v.failing(), ",") != "P3/network-namespace,P3/at-launch" {
 		t.Fatalf("verify of the degraded host-network container under containerd: %s", r)
 	}
 	c.mustCtr("task", "kill", "-s", "KILL", recorded)

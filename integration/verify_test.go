@@ -218,8 +218,10 @@ func TestVerifyCanaryFailsAtDegraded(t *testing.T) {
 			if r.code == 0 {
 				t.Fatalf("verify of a weakened container exited 0: %s", r)
 			}
-			if got := v.failing(); strings.Join(got, ",") != tc.verifyCheck {
-				t.Fatalf("failing checks %v, want exactly %v; %s", got, tc.verifyCheck, r.stdout)
+			// verify's own check of the weakness, and what the canaries
+			// found at launch, carried.
+			if got, want := strings.Join(v.failing(), ","), tc.verifyCheck+",P3/at-launch"; got != want {
+				t.Fatalf("failing checks %v, want exactly %v; %s", got, want, r.stdout)
 			}
 			// degraded records and leaves it running.
 			e.waitStatus(weak, "running")
@@ -381,6 +383,9 @@ func TestVerifyDriftKills(t *testing.T) {
 				unified = "/sys/fs/cgroup"
 			}
 			e := newEnv(t)
+			// verify's own catch: no monitor to catch it first
+			// (TestMonitorKillsOnDrift is the monitor's).
+			e.fault = "no-monitor"
 			id := e.id()
 			e.mustVetto("run", "-d", "-b", e.bundle([]string{"sh", "-c", "sleep 100 & exec sleep 101"}, nil), id)
 			dir := filepath.Join(unified, "vetto-runtime", id)
@@ -453,6 +458,7 @@ func waitDead(pid int, limit time.Duration) bool {
 // write to pids.max) fails exactly P7 and kills the container.
 func TestVerifyLimitsDrift(t *testing.T) {
 	e := newEnv(t)
+	e.fault = "no-monitor" // verify's catch, not the monitor's
 	id := e.id()
 	limit := int64(100)
 	e.mustVetto("run", "-d", "-b", e.bundle([]string{"sleep", "100"}, func(s *specs.Spec) {

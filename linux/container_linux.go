@@ -71,6 +71,12 @@ func (c *container) OCIState() (*specs.State, error) {
 	return st, mapErr(err)
 }
 
+// canaryExchange bounds how long start waits for the init's canary
+// report: the init's pre-exec step restricts itself and makes a few dozen
+// attempts, milliseconds on an idle host; the bound is for a loaded one,
+// and for an init that will never answer.
+const canaryExchange = 30 * time.Second
+
 // execWaitLimit bounds how long Start waits for the init to exec the user
 // process after the fifo opened (startContainer hooks run in between).
 const execWaitLimit = 2 * time.Minute
@@ -117,7 +123,7 @@ func (c *container) Start(sp *specs.Spec, canary *hooks.ProbeConfig) (*hooks.Pro
 		return nil, fmt.Errorf("start %q: the container's exec shim: %w", c.ID(), err)
 	}
 	c.canary = conn
-	_ = conn.SetDeadline(time.Now().Add(hooks.ProbeTimeout))
+	_ = conn.SetDeadline(time.Now().Add(canaryExchange))
 	if err := hooks.WriteMessage(conn, canary); err != nil {
 		return nil, fmt.Errorf("start %q: send the canary plan: %w", c.ID(), err)
 	}

@@ -37,6 +37,8 @@ import (
 //	                                      pre-exec step restricts the process with
 //	                                      a weaker ruleset than the plan's (write
 //	                                      access to /), as a broken step would
+//	TESTONLY_VETTO_FAULT=no-monitor       start no monitor (main.go), so a test of
+//	                                      verify is not raced by the monitor
 //	TESTONLY_VETTO_FAULT=shim-pause:<dur> in the container's environment: the
 //	                                      pre-exec step sleeps <dur> before it
 //	                                      restricts the init, so a test can attack it

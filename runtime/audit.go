@@ -19,7 +19,7 @@ type AuditEvent struct {
 	ID      string         `json:"id"`
 	Spec    string         `json:"spec,omitempty"` // sha256 of the frozen spec
 	Level   string         `json:"level,omitempty"`
-	Event   string         `json:"event"` // transition, verdicts, launch, refused, warning, receipt
+	Event   string         `json:"event"` // transition, verdicts, launch, refused, warning, receipt, exec, update, monitor
 	From    State          `json:"from,omitempty"`
 	To      State          `json:"to,omitempty"`
 	Reason  string         `json:"reason,omitempty"`
@@ -27,12 +27,16 @@ type AuditEvent struct {
 	Receipt *hooks.Receipt `json:"receipt,omitempty"`
 	// Duration is how long the verification behind a verdicts event took.
 	Duration time.Duration `json:"duration,omitempty"`
+	// Exit is the exit status a refused launch gave its caller.
+	Exit int `json:"exit,omitempty"`
+	// Bundle is the bundle a launch came from (launch and refused events).
+	Bundle string `json:"bundle,omitempty"`
 }
 
-// auditLocked appends ev to the container's own log and, if set, to the
-// global --audit-log, where verdicts, launches and fatal transitions are
-// fsync'd: they are the evidence. A failure to audit is reported, never
-// silently dropped.
+// auditLocked appends ev to the container's own log, to the host-wide log
+// (Evidence) and, if set, to --audit-log; in the last two verdicts,
+// launches, refusals, receipts and fatal transitions are fsync'd: they are
+// the evidence. A failure to audit is reported, never silently dropped.
 func (s Store) auditLocked(ev AuditEvent, sync bool) error {
 	ev.Time = time.Now().UTC()
 	line, err := json.Marshal(ev)
@@ -46,6 +50,9 @@ func (s Store) auditLocked(ev AuditEvent, sync bool) error {
 	if err := appendLine(local, line, false); err != nil {
 		return fmt.Errorf("audit log %s: %w", local, err)
 	}
+	if err := s.Evidence.append(line, sync); err != nil {
+		return fmt.Errorf("host-wide audit log %s: %w", s.Evidence.LogPath(), err)
+	}
 	if s.AuditLog != "" {
 		if err := appendLine(s.AuditLog, line, sync); err != nil {
 			return fmt.Errorf("audit log %s: %w", s.AuditLog, err)
@@ -55,7 +62,8 @@ func (s Store) auditLocked(ev AuditEvent, sync bool) error {
 }
 
 func appendLine(path string, line []byte, sync bool) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	// Never through a symlink planted at the log's name.
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|oNoFollow, 0o600)
 	if err != nil {
 		return err
 	}

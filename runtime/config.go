@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/BurntSushi/toml"
 
@@ -28,6 +30,59 @@ type Config struct {
 		// sandbox runs as in a root-owned project (0: spec's default).
 		SandboxID uint32 `toml:"sandbox_id"`
 	} `toml:"policy"`
+	// Audit is where the evidence that outlives a container goes.
+	Audit struct {
+		// Dir holds the host-wide audit.jsonl and the frozen spec hashes
+		// (default DefaultEvidenceDir, or the user's state dir).
+		Dir string `toml:"dir"`
+		// Fsync of verdicts, launches, refusals and receipts (default
+		// true). Off trades the evidence of the last moments before a
+		// power loss for speed.
+		Fsync *bool `toml:"fsync"`
+	} `toml:"audit"`
+	// Monitor is the per-container monitor's settings.
+	Monitor struct {
+		// Interval between the monitor's rounds once a container has
+		// settled (it looks sooner at first, and on cgroup and mount
+		// events); default DefaultMonitorInterval.
+		Interval Duration `toml:"interval"`
+	} `toml:"monitor"`
+}
+
+// Duration is a TOML string such as "5s" or "250ms".
+type Duration struct{ time.Duration }
+
+// UnmarshalText parses a Go duration.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return err
+	}
+	d.Duration = v
+	return nil
+}
+
+// Evidence is [audit] applied to the default.
+func (c *Config) Evidence() Evidence {
+	e := DefaultEvidence()
+	if c == nil {
+		return e
+	}
+	if c.Audit.Dir != "" {
+		e.Dir = c.Audit.Dir
+	}
+	if c.Audit.Fsync != nil {
+		e.Fsync = *c.Audit.Fsync
+	}
+	return e
+}
+
+// MonitorInterval is [monitor] interval, or the default.
+func (c *Config) MonitorInterval() time.Duration {
+	if c == nil || c.Monitor.Interval.Duration == 0 {
+		return DefaultMonitorInterval
+	}
+	return c.Monitor.Interval.Duration
 }
 
 // SandboxID is [policy] sandbox_id, 0 without a config.
@@ -69,6 +124,12 @@ func ParseConfig(path string, data []byte) (*Config, error) {
 	c.Floor.Path = path
 	if err := c.Floor.Validate(); err != nil {
 		return nil, WithKind(ErrInvalidInput, err)
+	}
+	if d := c.Audit.Dir; d != "" && !filepath.IsAbs(d) {
+		return nil, Errorf(ErrInvalidInput, "operator config %s: [audit] dir %q: want an absolute path", path, d)
+	}
+	if iv := c.Monitor.Interval.Duration; iv != 0 && (iv < MinMonitorInterval || iv > MaxMonitorInterval) {
+		return nil, Errorf(ErrInvalidInput, "operator config %s: [monitor] interval %s: want %s to %s", path, iv, MinMonitorInterval, MaxMonitorInterval)
 	}
 	return c, nil
 }

@@ -92,6 +92,15 @@ func (r *Runtime) create(opts CreateOptions) (_ *created, retErr error) {
 	cr := &created{lock: l, sec: opts.Security}
 	defer func() {
 		if retErr != nil {
+			// The refusal is evidence too: the host-wide log keeps it
+			// once the state directory is gone.
+			ev := AuditEvent{ID: opts.ID, Event: "refused", Reason: retErr.Error(), Exit: ExitCode(retErr), Bundle: bundle}
+			if cr.plan != nil {
+				ev.Spec, ev.Level = cr.plan.Hash(), cr.plan.Decision.Level.String()
+			}
+			if err := r.Store.auditLocked(ev, true); err != nil {
+				r.Warnf("%v", err)
+			}
 			retErr = errors.Join(retErr, r.abandonLocked(cr))
 		}
 	}()
@@ -197,7 +206,7 @@ func (r *Runtime) create(opts CreateOptions) (_ *created, retErr error) {
 	if err := r.Store.writeRecordLocked(cr.rec); err != nil {
 		return nil, err
 	}
-	if err := r.Store.auditLocked(AuditEvent{ID: opts.ID, Spec: plan.Hash(), Level: d.Level.String(), Event: "launch", Reason: cr.rec.LaunchLine}, true); err != nil {
+	if err := r.Store.auditLocked(AuditEvent{ID: opts.ID, Spec: plan.Hash(), Level: d.Level.String(), Event: "launch", Reason: cr.rec.LaunchLine, Bundle: bundle}, true); err != nil {
 		return nil, err
 	}
 	r.Launchf("%s", cr.rec.LaunchLine)

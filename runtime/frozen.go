@@ -14,7 +14,15 @@ import (
 // happens to the bundle meanwhile, and start re-hashes them to prove they
 // are still what was verified.
 func (s Store) freezeSpecLocked(id string, f *frozenSpec) error {
-	return writeFileAtomic(filepath.Join(s.dir(id), specFileName), f.data, 0o600)
+	if err := writeFileAtomic(filepath.Join(s.dir(id), specFileName), f.data, 0o600); err != nil {
+		return err
+	}
+	// And outside the state directory: rewriting config.json and
+	// vetto.json together does not get past start.
+	if err := s.Evidence.recordFrozen(s.Root, id, f.hash); err != nil {
+		return fmt.Errorf("record the frozen hash of %q: %w", id, err)
+	}
+	return nil
 }
 
 // readSpec loads the stored frozen spec and checks it against the hash
@@ -31,6 +39,9 @@ func (s Store) readSpec(rec *Record) (*specs.Spec, error) {
 		}
 		if h != rec.SpecHash {
 			return nil, Errorf(ErrSpecMismatch, "effective spec of %q changed after create: sha256 %s, frozen %s", rec.ID, shortHash(h), shortHash(rec.SpecHash))
+		}
+		if err := s.Evidence.checkFrozen(s.Root, rec.ID, h); err != nil {
+			return nil, err
 		}
 	}
 	var sp specs.Spec

@@ -23,15 +23,19 @@ type lock struct {
 	f *os.File
 }
 
-// lockDir takes dir's lock. When another process holds it, waiting says
-// so once, naming the holder (from /proc/locks), and gives up with ErrBusy
-// after lockWaitLimit.
+// lockQuiet is how long a lock wait goes unmentioned.
+const lockQuiet = time.Second
+
+// lockDir takes dir's lock. When another process holds it for more than
+// lockQuiet, waiting says so once, naming the holder (from /proc/locks),
+// and it gives up with ErrBusy after lockWaitLimit.
 func lockDir(dir string, waiting func(holder string)) (*lock, error) {
 	f, err := os.OpenFile(dir, os.O_RDONLY|unix.O_DIRECTORY, 0)
 	if err != nil {
 		return nil, err
 	}
-	deadline := time.Time{}
+	var began, deadline time.Time
+	told := false
 	for delay := time.Millisecond; ; delay = min(2*delay, 50*time.Millisecond) {
 		err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
 		if err == nil {
@@ -45,7 +49,13 @@ func lockDir(dir string, waiting func(holder string)) (*lock, error) {
 			return nil, fmt.Errorf("lock %s: %w", dir, err)
 		}
 		if deadline.IsZero() {
-			deadline = time.Now().Add(lockWaitLimit)
+			began = time.Now()
+			deadline = began.Add(lockWaitLimit)
+		}
+		// A holder that lets go within a second (a monitor round, a
+		// state) is not worth a word; one that does not is named.
+		if !told && time.Since(began) > lockQuiet {
+			told = true
 			if waiting != nil {
 				waiting(lockHolder(f))
 			}
@@ -114,6 +124,42 @@ func describePid(pid int) string {
 		cmd = cmd[:197] + "..."
 	}
 	return fmt.Sprintf("pid %d (%s)", pid, cmd)
+}
+
+// tryLockDir takes dir's lock only if it is free: ErrBusy otherwise.
+func tryLockDir(dir string) (*lock, error) {
+	f, err := os.OpenFile(dir, os.O_RDONLY|unix.O_DIRECTORY, 0)
+	if err != nil {
+		return nil, err
+	}
+	for {
+		err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if !errors.Is(err, unix.EINTR) {
+			break
+		}
+	}
+	if err != nil {
+		f.Close()
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return nil, ErrBusy
+		}
+		return nil, fmt.Errorf("lock %s: %w", dir, err)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil || st.Nlink == 0 {
+		f.Close()
+		return nil, fs.ErrNotExist
+	}
+	return &lock{f: f}, nil
+}
+
+// signalPid sends SIGTERM, or SIGKILL with kill, to pid.
+func signalPid(pid int, kill bool) error {
+	sig := unix.SIGTERM
+	if kill {
+		sig = unix.SIGKILL
+	}
+	return unix.Kill(pid, sig)
 }
 
 func (l *lock) unlock() {

@@ -24,6 +24,10 @@ type Runtime struct {
 	// Warnf reports a problem that does not fail the operation (a failing
 	// poststop hook, say). It must not be nil.
 	Warnf func(format string, args ...any)
+	// SpawnMonitor starts `vetto-runtime monitor <id>` detached, and
+	// returns its pid and start time (clock ticks); nil: no monitor on
+	// this platform.
+	SpawnMonitor func(id string) (pid int, startTime uint64, err error)
 	// LandlockABI probes the host's Landlock ABI version (0: none); nil
 	// means the kernel's (landlock.HostABI). Tests set it.
 	LandlockABI func() (int, error)

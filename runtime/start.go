@@ -88,7 +88,7 @@ func (r *Runtime) startLocked(rec *Record, c Container) error {
 			return stopAfterFailure(c, Errorf(ErrHookFailed, "start %q: %w", rec.ID, err))
 		}
 	}
-	return nil
+	return r.startMonitorLocked(rec, c)
 }
 
 // stopAfterFailure SIGKILLs every process of a container whose start

@@ -30,6 +30,9 @@ type Store struct {
 	Root string
 	// AuditLog, if set, receives every audit event too (--audit-log).
 	AuditLog string
+	// Evidence is the host-wide audit log and frozen hashes; the zero
+	// value keeps none (unit tests).
+	Evidence Evidence
 	// Waitf, if set, says that a command waits for another holding a
 	// container's lock, and who that is.
 	Waitf func(format string, args ...any)
@@ -109,6 +112,9 @@ type Record struct {
 	// Verdicts: the canaries, which run once, before the program, are
 	// there.
 	Poststart []hooks.Result `json:"poststart,omitempty"`
+	// Monitor is the container's monitor process and what it did; nil
+	// when it has none.
+	Monitor *MonitorState `json:"monitor,omitempty"`
 	// Limits are the memory and pids limits as they stand: the frozen
 	// spec's, changed by audited updates since. verify's P7 reads the
 	// cgroup back against these, so an audited update is not taken for
@@ -150,6 +156,22 @@ func (s Store) lockContainer(id string) (*lock, error) {
 		return nil, err
 	}
 	l, err := lockDir(s.dir(id), s.waiting(id))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%q: %w", id, ErrNotExist)
+		}
+		return nil, err
+	}
+	return l, nil
+}
+
+// tryLockContainer is lockContainer that does not wait: ErrBusy when
+// another command holds the lock.
+func (s Store) tryLockContainer(id string) (*lock, error) {
+	if err := ValidateID(id); err != nil {
+		return nil, err
+	}
+	l, err := tryLockDir(s.dir(id))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%q: %w", id, ErrNotExist)
@@ -253,6 +275,7 @@ func (s Store) removeLocked(id string) error {
 	if err := os.RemoveAll(s.dir(id)); err != nil {
 		return fmt.Errorf("remove state of %q: %w", id, err)
 	}
+	s.Evidence.forgetFrozen(s.Root, id)
 	return nil
 }
 

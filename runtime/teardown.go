@@ -16,10 +16,14 @@ import (
 // it could not even look; that is a receipt with a problem, never clean.
 func (r *Runtime) teardown(rec *Record, c Container) *hooks.Receipt {
 	start := time.Now()
+	// The monitor first: it must not judge, or kill, a container on its
+	// way out.
+	monitor := r.stopMonitor(rec)
 	receipt, err := c.Teardown()
 	if err != nil {
 		receipt = &hooks.Receipt{Method: "none", Problems: []string{err.Error()}}
 	}
+	receipt.Monitor = monitor
 	// This build starts no egress relay (the network mode refuses or
 	// degrades without one), so none can be left running.
 	receipt.RelayStopped = true

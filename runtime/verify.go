@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
@@ -177,6 +178,13 @@ func (r *Runtime) judgeLocked(rec *Record, c Container, phase string, results []
 	action, rule := launch.PostLaunch(rec.Level, summary, exited)
 	switch action {
 	case launch.Verified:
+		// verify and the monitor do not run the canaries again: they
+		// confirm a verified launch, never promote one whose canaries did
+		// not pass.
+		if phase != phasePoststart && hooks.Summarize(rec.Poststart) != hooks.AllPass {
+			rec.Verification = "INCONCLUSIVE"
+			return r.Store.writeRecordLocked(rec)
+		}
 		rec.Verification = string(hooks.Pass)
 		if rec.State == StateRunning {
 			return r.Store.moveLocked(rec, StateVerifiedRuntime, "")
@@ -280,7 +288,35 @@ func (r *Runtime) Verify(id string) ([]hooks.Result, error) {
 	removed := withCurrentLimits(sp, rec.Limits)
 	start := time.Now()
 	results := append(hooks.OnDemand(r.liveInput(rec, c, sp), pf), removedLimits(removed)...)
+	results = append(results, launchCanaries(rec)...)
 	return results, r.judgeLocked(rec, c, phaseVerify, results, time.Since(start))
+}
+
+// launchCanaries is what the canaries found at launch, carried into
+// verify's verdicts: they ran once, before the program, and what they did
+// not show then no later check shows.
+func launchCanaries(rec *Record) []hooks.Result {
+	if !rec.Canary {
+		return nil
+	}
+	r := hooks.Result{Check: "P3/at-launch", Evidence: hooks.HostFact, Expected: "every canary PASS at launch, before the program ran"}
+	var p3 []hooks.Result
+	for _, v := range rec.Poststart {
+		if strings.HasPrefix(v.Check, "P3/") {
+			p3 = append(p3, v)
+		}
+	}
+	switch {
+	case len(p3) == 0:
+		r.Verdict, r.Found = hooks.Unavailable, "no canary verdicts recorded at launch"
+	case hooks.Summarize(p3) == hooks.AllPass:
+		r.Verdict, r.Found = hooks.Pass, fmt.Sprintf("%d canaries passed", len(p3))
+	case hooks.Summarize(p3) == hooks.AnyFail:
+		r.Verdict, r.Found = hooks.Fail, hooks.Brief(hooks.Only(p3, hooks.Fail))
+	default:
+		r.Verdict, r.Found = hooks.Partial, hooks.Brief(p3)
+	}
+	return []hooks.Result{r}
 }
 
 // withCurrentLimits puts the limits as they stand (the frozen spec's,

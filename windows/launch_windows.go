@@ -3,8 +3,8 @@
 package windows
 
 import (
-	"bytes"
 	"bufio"
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/vetto-dev/vetto-runtime/runtime"
+)
+
+func monitorCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "monitor",
+		Usage:     "watch a running container and kill it when it stops holding (started by start)",
+		ArgsUsage: "<container-id>",
+		Description: `The monitor command is the per-container monitor: start launches it
+detached once the container's process runs, and it lives exactly as long as
+the container. It re-runs the checks of verify that can change after launch
+(P1 identity, P2 namespaces and cgroups, P4 containment and every process's
+restrictions, P6 masks, P7 limits) soon after start, then every interval
+(runtime.toml [monitor] interval, default 5s), and at once when the
+container's cgroups report an event or its mounts change. A FAIL kills the
+container at standard and strict, as verify does, and is recorded at
+degraded. delete stops it, and the teardown receipt says how many rounds it
+ran and whether it killed. Running it by hand is harmless: it does what the
+started one does.`,
+		Action: withRuntime(1, 1, func(c *cli.Context, r *runtime.Runtime) error {
+			// A small, steady footprint: the monitor lives as long as
+			// the container and does little.
+			debug.SetMemoryLimit(4 << 20)
+			// SIGTERM from delete ends it between rounds: the teardown
+			// holds the container's lock, so no round is running then.
+			sigs := make(chan os.Signal, 1)
+			signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+			done := make(chan error, 1)
+			go func() { done <- r.Monitor(c.Args().First(), r.Config.MonitorInterval()) }()
+			select {
+			case err := <-done:
+				return err
+			case <-sigs:
+				return nil
+			}
+		}),
+	}
+}
+
+// spawnMonitor starts `vetto-runtime monitor <id>` for the container just
+// started: in a session of its own, with this process's global flags, its
+// stdio /dev/null (what it has to say goes to --log and the audit log),
+// not waited for. It returns the monitor's pid and start time.
+func spawnMonitor(c *cli.Context, self, root string) func(id string) (int, uint64, error) {
+	return func(id string) (int, uint64, error) {
+		// Absolute: the monitor runs in /.
+		args := []string{"--root", root}
+		for _, flag := range []string{"config", "log", "log-format", "audit-log"} {
+			if !c.IsSet(flag) {
+				continue
+			}
+			v := c.String(flag)
+			if flag != "log-format" {
+				if abs, err := filepath.Abs(v); err == nil {
+					v = abs
+				}
+			}
+			args = append(args, "--"+flag, v)
+		}
+		if c.Bool("debug") {
+			args = append(args, "--debug")
+		}
+		cmd := exec.Command(self, append(args, "monitor", id)...)
+		// It idles between rounds: one P and a tight GC keep what it
+		// holds of memory to itself small (docs/performance.md).
+		cmd.Env = append(os.Environ(), "GOMAXPROCS=1", "GOGC=25")
+		null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+		if err != nil {
+			return 0, 0, err
+		}
+		defer null.Close()
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = null, null, null
+		cmd.Dir = "/"
+		cmd.SysProcAttr = monitorProcAttr()
+		if err := cmd.Start(); err != nil {
+			return 0, 0, fmt.Errorf("start the monitor: %w", err)
+		}
+		pid := cmd.Process.Pid
+		// Not waited for: it outlives this process. Its parent becomes
+		// the nearest subreaper (containerd's shim, conmon) or init.
+		_ = cmd.Process.Release()
+		start, err := procStartTime(pid)
+		if err != nil {
+			return 0, 0, fmt.Errorf("the monitor (pid %d): %w", pid, err)
+		}
+		return pid, start, nil
+	}
+}
+
+// procStartTime is field 22 of /proc/<pid>/stat.
+func procStartTime(pid int) (uint64, error) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, err
+	}
+	s := string(data)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("unreadable stat")
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 20 {
+		return 0, fmt.Errorf("short stat")
+	}
+	return strconv.ParseUint(f[19], 10, 64)
+}

@@ -1,0 +1,9 @@
+//go:build unix
+
+package main
+
+import "syscall"
+
+// monitorProcAttr puts the monitor in a session of its own: no terminal,
+// no signal from the caller's.
+func monitorProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setsid: true} }

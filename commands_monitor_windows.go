@@ -1,0 +1,5 @@
+package main
+
+import "syscall"
+
+func monitorProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{} }

@@ -1,0 +1,212 @@
+//go:build linux
+
+package integration
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+)
+
+// monitorInterval is the period the monitor tests configure.
+const monitorInterval = 500 * time.Millisecond
+
+// monitored runs args detached under a runtime.toml whose [monitor]
+// interval is monitorInterval, and returns its id, the init's pid and the
+// --config flag for later commands.
+func (e *env) monitored(args []string, edit func(*specs.Spec)) (id string, pid int, config []string) {
+	e.t.Helper()
+	conf := filepath.Join(e.tmp, "monitor.toml")
+	if err := os.WriteFile(conf, []byte(fmt.Sprintf("[monitor]\ninterval = %q\n", monitorInterval)), 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+	config = []string{"--config", conf}
+	id = e.id()
+	e.mustVetto(append(config, "run", "-d", "-b", e.bundle(args, edit), id)...)
+	st := e.vettoState(id)
+	if st["state"] != "VerifiedRuntime" {
+		e.t.Fatalf("state %v, want VerifiedRuntime", st)
+	}
+	return id, int(e.state(id)["pid"].(float64)), config
+}
+
+// killedByMonitor waits up to one monitor period (and the time a round
+// takes) for the container to be killed, and checks the record says why.
+func (e *env) killedByMonitor(id, check string, since time.Time) {
+	e.t.Helper()
+	deadline := since.Add(monitorInterval + 1500*time.Millisecond)
+	for time.Now().Before(deadline) {
+		if st, _ := e.state(id)["status"].(string); st == "stopped" {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if st, _ := e.state(id)["status"].(string); st != "stopped" {
+		e.t.Fatalf("the monitor did not kill %s within %s of the change (status %s)", id, time.Since(since).Round(time.Millisecond), st)
+	}
+	rec := e.record(id)
+	if rec.State != "DriftDetected" || !strings.Contains(rec.Reason, check) {
+		e.t.Fatalf("killed container: state %s, reason %q; want DriftDetected naming %s", rec.State, rec.Reason, check)
+	}
+	if rec.Monitor == nil || rec.Monitor.Kills != 1 {
+		e.t.Fatalf("record's monitor %+v: want 1 kill", rec.Monitor)
+	}
+	e.t.Logf("killed %s after the change", time.Since(since).Round(time.Millisecond))
+}
+
+type recordView struct {
+	State   string `json:"state"`
+	Reason  string `json:"reason"`
+	Monitor *struct {
+		Pid    int `json:"pid"`
+		Rounds int `json:"rounds"`
+		Kills  int `json:"kills"`
+	} `json:"monitor"`
+}
+
+func (e *env) record(id string) recordView {
+	e.t.Helper()
+	data, err := os.ReadFile(filepath.Join(e.root, id, "vetto.json"))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var r recordView
+	if err := json.Unmarshal(data, &r); err != nil {
+		e.t.Fatal(err)
+	}
+	return r
+}
+
+// The monitor (14.3), at standard, kills within one period a container
+// whose boundary the host changed behind vetto's back after launch:
+// a process moved out of its cgroup, a mask unmounted, a limit raised.
+// Each was left running on ac83dfa, which had no monitor.
+func TestMonitorKillsOnDrift(t *testing.T) {
+	pidsLimit := int64(64)
+	limited := func(s *specs.Spec) {
+		s.Linux.Resources = &specs.LinuxResources{Pids: &specs.LinuxPids{Limit: &pidsLimit}}
+	}
+	t.Run("process moved out of the cgroup", func(t *testing.T) {
+		e := newEnv(t)
+		id, pid, _ := e.monitored([]string{"sh", "-c", "sleep 1000 & exec sleep 1001"}, nil)
+		defer e.vetto("delete", "--force", id)
+		child := childOf(t, pid)
+		unified := unifiedRoot()
+		since := time.Now()
+		if err := os.WriteFile(filepath.Join(unified, "cgroup.procs"), []byte(strconv.Itoa(child)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		e.killedByMonitor(id, "P4/contained", since)
+		waitFor(t, func() bool { return !pidAlive(child) })
+	})
+	t.Run("mask unmounted", func(t *testing.T) {
+		e := newEnv(t)
+		id, pid, _ := e.monitored([]string{"sleep", "1000"}, nil)
+		defer e.vetto("delete", "--force", id)
+		since := time.Now()
+		if out, err := exec.Command("nsenter", "-t", strconv.Itoa(pid), "-m", "umount", "/proc/keys").CombinedOutput(); err != nil {
+			t.Fatalf("umount the mask: %v: %s", err, out)
+		}
+		e.killedByMonitor(id, "P6/masked/proc/keys", since)
+	})
+	t.Run("limit raised", func(t *testing.T) {
+		e := newEnv(t)
+		id, _, _ := e.monitored([]string{"sleep", "1000"}, limited)
+		defer e.vetto("delete", "--force", id)
+		var pidsMax string
+		for _, dir := range []string{"/sys/fs/cgroup/pids", "/sys/fs/cgroup/unified", "/sys/fs/cgroup"} {
+			if p := filepath.Join(dir, "vetto-runtime", id, "pids.max"); fileExists(p) {
+				pidsMax = p
+				break
+			}
+		}
+		if pidsMax == "" {
+			t.Fatal("no pids.max for the container")
+		}
+		since := time.Now()
+		if err := os.WriteFile(pidsMax, []byte("max"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		e.killedByMonitor(id, "P7/limits/pids", since)
+	})
+}
+
+// The monitor lives exactly as long as the container and is counted in
+// its receipt: delete stops it, and says how many rounds it ran.
+func TestMonitorLifetime(t *testing.T) {
+	e := newEnv(t)
+	id, _, _ := e.monitored([]string{"sleep", "1000"}, nil)
+	rec := e.record(id)
+	if rec.Monitor == nil || rec.Monitor.Pid == 0 {
+		t.Fatalf("record's monitor %+v: want its pid", rec.Monitor)
+	}
+	mon := rec.Monitor.Pid
+	if !pidAlive(mon) {
+		t.Fatalf("the monitor (pid %d) is not running", mon)
+	}
+	time.Sleep(2 * monitorInterval)
+	e.mustVetto("delete", "--force", id)
+	if pidAlive(mon) {
+		t.Errorf("the monitor (pid %d) outlived its container", mon)
+	}
+	receipt := lastReceipt(t, hostAuditLog, id)
+	if receipt == nil {
+		t.Fatalf("no receipt of %s in %s", id, hostAuditLog)
+	}
+	if receipt.Monitor == nil || !receipt.Monitor.Stopped || receipt.Monitor.Rounds < 2 || receipt.Monitor.Pid != mon {
+		t.Fatalf("receipt's monitor %+v: want pid %d, stopped, at least 2 rounds", receipt.Monitor, mon)
+	}
+
+	// A container whose process exits on its own: the monitor leaves.
+	id2, _, _ := e.monitored([]string{"sleep", "0.5"}, nil)
+	mon2 := e.record(id2).Monitor.Pid
+	waitFor(t, func() bool { return !pidAlive(mon2) })
+	e.mustVetto("delete", id2)
+}
+
+// pidAlive: pid is a live process (not gone, not a zombie waiting for a
+// parent that has not reaped it yet).
+func pidAlive(pid int) bool {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(data)
+	i := strings.LastIndexByte(s, ')')
+	return i > 0 && i+2 < len(s) && s[i+2] != 'Z' && s[i+2] != 'X'
+}
+
+// childOf is the one child of pid.
+func childOf(t *testing.T, pid int) int {
+	t.Helper()
+	var child int
+	waitFor(t, func() bool {
+		data, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
+		f := strings.Fields(string(data))
+		if len(f) == 1 {
+			child, _ = strconv.Atoi(f[0])
+		}
+		return child != 0
+	})
+	return child
+}
+
+// unifiedRoot is the root of the cgroup v2 hierarchy (pure v2 or the
+// hybrid host's unified mount).
+func unifiedRoot() string {
+	if fileExists("/sys/fs/cgroup/unified/cgroup.procs") {
+		return "/sys/fs/cgroup/unified"
+	}
+	return "/sys/fs/cgroup"
+}
+
+// hostAuditLog is the host-wide audit log a root runtime keeps by default.
+const hostAuditLog = "/var/lib/vetto-runtime/audit.jsonl"

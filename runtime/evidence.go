@@ -1,0 +1,139 @@
+package runtime
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// DefaultEvidenceDir is where a root runtime keeps what must outlive a
+// container's state directory: the host-wide audit log and the hash of
+// every frozen spec. runtime.toml [audit] dir moves it; a non-root
+// runtime uses $XDG_STATE_HOME/vetto-runtime (~/.local/state/…).
+const DefaultEvidenceDir = "/var/lib/vetto-runtime"
+
+// Evidence is the host-wide evidence: one append-only JSONL log every
+// container's transitions, verdicts, refusals and receipts go to, whoever
+// created it (the CLI, containerd's shim, podman, Docker, the kubelet),
+// and the frozen spec hashes start checks besides the state directory's.
+// It lives apart from the state root (a tmpfs that delete empties), so it
+// survives the container; and apart from config.json, so whoever can
+// rewrite one cannot rewrite both.
+type Evidence struct {
+	Dir string
+	// Fsync: verdicts, launches, refusals, receipts and fatal transitions
+	// are fsync'd (runtime.toml [audit] fsync, default true).
+	Fsync bool
+}
+
+// DefaultEvidence is the evidence dir for this process: DefaultEvidenceDir
+// for root, the user's state directory otherwise.
+func DefaultEvidence() Evidence {
+	if os.Geteuid() == 0 {
+		return Evidence{Dir: DefaultEvidenceDir, Fsync: true}
+	}
+	base := os.Getenv("XDG_STATE_HOME")
+	if base == "" || !filepath.IsAbs(base) {
+		if home, err := os.UserHomeDir(); err == nil {
+			base = filepath.Join(home, ".local", "state")
+		}
+	}
+	return Evidence{Dir: filepath.Join(base, "vetto-runtime"), Fsync: true}
+}
+
+// LogPath is the host-wide audit log.
+func (e Evidence) LogPath() string { return filepath.Join(e.Dir, "audit.jsonl") }
+
+// frozenPath is where the frozen hash of container id under state root
+// lives: one directory per state root (containers of two roots may share
+// an id).
+func (e Evidence) frozenPath(root, id string) string {
+	sum := sha256.Sum256([]byte(root))
+	return filepath.Join(e.Dir, "frozen", hex.EncodeToString(sum[:8]), id)
+}
+
+// ensure makes the evidence directory (0700) and refuses one that is not
+// a directory owned by this user, or is writable by anyone else: the
+// evidence is only as good as the directory it is in.
+func (e Evidence) ensure(sub string) (string, error) {
+	dir := filepath.Join(e.Dir, sub)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("evidence directory %s: %w", dir, err)
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		if err := privateDir(d); err != nil {
+			return "", fmt.Errorf("evidence directory: %w", err)
+		}
+		if d == e.Dir || d == filepath.Dir(d) {
+			break
+		}
+	}
+	return dir, nil
+}
+
+// append adds one line to the host-wide log, opened without following a
+// symlink, fsync'd when sync and the evidence asks for it.
+func (e Evidence) append(line []byte, sync bool) error {
+	if e.Dir == "" {
+		return nil
+	}
+	if _, err := e.ensure(""); err != nil {
+		return err
+	}
+	return appendLine(e.LogPath(), line, sync && e.Fsync)
+}
+
+// recordFrozen writes the frozen hash of container id at create.
+func (e Evidence) recordFrozen(root, id, hash string) error {
+	if e.Dir == "" {
+		return nil
+	}
+	p := e.frozenPath(root, id)
+	if _, err := e.ensure(filepath.Join("frozen", filepath.Base(filepath.Dir(p)))); err != nil {
+		return err
+	}
+	return writeFileSynced(p, []byte(hash+"\n"), 0o600)
+}
+
+// checkFrozen compares hash with the one recorded at create. A missing
+// record is a mismatch: the container's evidence was removed.
+func (e Evidence) checkFrozen(root, id, hash string) error {
+	if e.Dir == "" {
+		return nil
+	}
+	data, err := readNoFollow(e.frozenPath(root, id))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return Errorf(ErrSpecMismatch, "the frozen hash of %q recorded at create is gone from %s", id, filepath.Join(e.Dir, "frozen"))
+		}
+		return fmt.Errorf("frozen hash of %q: %w", id, err)
+	}
+	if got := strings.TrimSpace(string(data)); got != hash {
+		return Errorf(ErrSpecMismatch, "the state of %q names spec %s, the host-wide record of its create %s", id, shortHash(hash), shortHash(got))
+	}
+	return nil
+}
+
+// forgetFrozen removes container id's frozen hash once it is deleted.
+func (e Evidence) forgetFrozen(root, id string) {
+	if e.Dir != "" {
+		_ = os.Remove(e.frozenPath(root, id))
+	}
+}
+
+// readNoFollow reads path (at most 1 MiB), refusing a symlink at its last
+// component.
+func readNoFollow(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|oNoFollow, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, 1<<20))
+}

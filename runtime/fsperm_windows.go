@@ -1,0 +1,22 @@
+package runtime
+
+import (
+	"fmt"
+	"os"
+)
+
+// oNoFollow: Windows opens follow reparse points; the state and evidence
+// directories are the runtime's own there.
+const oNoFollow = 0
+
+// privateDir refuses d unless it is a directory.
+func privateDir(d string) error {
+	st, err := os.Lstat(d)
+	if err != nil {
+		return fmt.Errorf("%s: %w", d, err)
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("%s is not a directory", d)
+	}
+	return nil
+}

@@ -1,0 +1,227 @@
+package runtime
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/vetto-dev/vetto-runtime/hooks"
+	"github.com/vetto-dev/vetto-runtime/runtime/launch"
+)
+
+// The monitor's period once a container has settled, and the bounds
+// [monitor] interval may set.
+const (
+	DefaultMonitorInterval = 5 * time.Second
+	MinMonitorInterval     = 100 * time.Millisecond
+	MaxMonitorInterval     = 10 * time.Minute
+)
+
+// monitorFirst is the monitor's first period: it looks soon after start,
+// then doubles its period up to the interval.
+const monitorFirst = 100 * time.Millisecond
+
+// phaseMonitor is the monitor's verification phase.
+const phaseMonitor = "monitor"
+
+// MonitorState is the record of a container's monitor: which process it
+// is, and what it did.
+type MonitorState struct {
+	Pid int `json:"pid"`
+	// StartTime is the monitor's start time in clock ticks (proc(5)
+	// stat field 22): with Pid, it names the process, not a reuse.
+	StartTime uint64 `json:"startTime"`
+	Rounds    int    `json:"rounds"`
+	Kills     int    `json:"kills"`
+	// Last is the outcome of the last round that did not pass, "" while
+	// every round passed.
+	Last string `json:"last,omitempty"`
+}
+
+// Watcher tells the monitor that something worth a round happened before
+// the next one is due: a cgroup event (a process forked or left, a limit
+// hit), a mount changed in the container.
+type Watcher interface {
+	// Wait returns true on an event, false when timeout passed.
+	Wait(timeout time.Duration) bool
+	Close()
+}
+
+// WatchingContainer is a container whose backend can watch it.
+type WatchingContainer interface {
+	Watch() (Watcher, error)
+}
+
+// Monitor is `vetto-runtime monitor <id>`: it lives as long as container
+// id, running P1, P2, P4, P6 and P7 (hooks.OnDemand) on a timer — soon after
+// start, then every interval — and whenever the container's cgroups or
+// mounts report a change. A FAIL kills the container at standard and
+// strict (as verify does), and is recorded at degraded; the monitor then
+// stops. It returns when the container is gone, stopped, or killed.
+func (r *Runtime) Monitor(id string, interval time.Duration) error {
+	var w Watcher
+	defer func() {
+		if w != nil {
+			w.Close()
+		}
+	}()
+	period := min(monitorFirst, interval)
+	for {
+		done, c, err := r.monitorRound(id)
+		if err != nil || done {
+			return err
+		}
+		if w == nil {
+			if wc, ok := c.(WatchingContainer); ok {
+				w, _ = wc.Watch() // without one the timer still runs
+			}
+		}
+		if w != nil {
+			if w.Wait(period) {
+				// Let a burst of events settle into one round.
+				time.Sleep(20 * time.Millisecond)
+			}
+		} else {
+			time.Sleep(period)
+		}
+		period = min(2*period, interval)
+	}
+}
+
+// monitorRound is one round under the container's lock. A container whose
+// lock is busy (a start, a delete, an exec) is left for the next round;
+// done means there is nothing left to watch.
+func (r *Runtime) monitorRound(id string) (done bool, c Container, err error) {
+	l, err := r.Store.tryLockContainer(id)
+	switch {
+	case errors.Is(err, ErrNotExist):
+		return true, nil, nil
+	case errors.Is(err, ErrBusy):
+		return false, nil, nil
+	case err != nil:
+		return true, nil, err
+	}
+	defer l.unlock()
+	rec, err := r.Store.readRecord(id)
+	if err != nil {
+		return true, nil, nil
+	}
+	c, err = r.Backend.Load(r.Store.BackendDir(id), id)
+	if err != nil {
+		return true, nil, nil
+	}
+	if st, err := c.Status(); err != nil || st == StatusStopped {
+		return true, c, nil
+	}
+	if rec.State.Fatal() || rec.State == StateTerminating {
+		return true, c, nil
+	}
+	pf, ok := r.postFacts()
+	if !ok || rec.Baseline == nil {
+		return true, c, nil
+	}
+	sp, err := r.Store.readSpec(rec)
+	if err != nil {
+		if errors.Is(err, ErrSpecMismatch) {
+			_ = r.Store.moveLocked(rec, StateDriftDetected, err.Error())
+			return true, c, stopAfterFailure(c, fmt.Errorf("monitor %q: %w", id, err))
+		}
+		return true, c, nil
+	}
+	removed := withCurrentLimits(sp, rec.Limits)
+	started := time.Now()
+	results := append(hooks.OnDemand(r.liveInput(rec, c, sp), pf), removedLimits(removed)...)
+	if rec.Monitor == nil {
+		rec.Monitor = &MonitorState{}
+	}
+	rec.Monitor.Rounds++
+	summary := hooks.Summarize(results)
+	if summary == hooks.AllPass {
+		rec.Monitor.Last = ""
+		return false, c, r.Store.writeRecordLocked(rec)
+	}
+	// The same inconclusive state as last round: counted, not judged again
+	// (nor audited every period).
+	outcome := hooks.Brief(results)
+	if summary == hooks.Inconclusive && outcome == rec.Monitor.Last {
+		return false, c, r.Store.writeRecordLocked(rec)
+	}
+	rec.Monitor.Last = outcome
+	action, _ := launch.PostLaunch(rec.Level, summary, false)
+	if action == launch.Kill {
+		rec.Monitor.Kills++ // judgeLocked writes the record as it kills
+	}
+	jerr := r.judgeLocked(rec, c, phaseMonitor, results, time.Since(started))
+	if summary == hooks.AnyFail {
+		// Killed, or at degraded recorded: the monitor's work is done
+		// (the FAIL stands until delete).
+		return true, c, jerr
+	}
+	return false, c, jerr
+}
+
+// startMonitorLocked starts the container's monitor once its process runs
+// (not for --no-verify: the monitor is verification). A monitor that
+// cannot start fails a strict launch and is a warning elsewhere.
+func (r *Runtime) startMonitorLocked(rec *Record, c Container) error {
+	if rec.NoVerify || r.SpawnMonitor == nil {
+		return nil
+	}
+	if _, ok := r.postFacts(); !ok {
+		return nil
+	}
+	pid, start, err := r.SpawnMonitor(rec.ID)
+	if err != nil {
+		if rec.Level == LevelStrict {
+			_ = r.Store.moveLocked(rec, StatePostLaunchFailed, "monitor: "+err.Error())
+			return stopAfterFailure(c, Errorf(ErrPostLaunchFailed, "start %q: the monitor did not start, which strict does not accept: %w", rec.ID, err))
+		}
+		note := "monitor: not running (" + err.Error() + ")"
+		if !slices.Contains(rec.Notes, note) {
+			rec.Notes = append(rec.Notes, note)
+		}
+		r.Warnf("%q runs without its monitor: %v", rec.ID, err)
+		return r.Store.writeRecordLocked(rec)
+	}
+	rec.Monitor = &MonitorState{Pid: pid, StartTime: start}
+	return r.Store.writeRecordLocked(rec)
+}
+
+// stopMonitor ends container rec's monitor before its teardown and says
+// what it did. The caller holds the container's lock, so the monitor is
+// between rounds.
+func (r *Runtime) stopMonitor(rec *Record) *hooks.MonitorReceipt {
+	m := rec.Monitor
+	if m == nil || m.Pid == 0 {
+		return nil
+	}
+	out := &hooks.MonitorReceipt{Pid: m.Pid, Rounds: m.Rounds, Kills: m.Kills}
+	pf, ok := r.postFacts()
+	if !ok {
+		return out
+	}
+	alive := func() bool {
+		ps, err := pf.ProcStat(m.Pid)
+		return err == nil && ps.Start == m.StartTime && !ps.Gone()
+	}
+	if !alive() {
+		out.Stopped = true
+		return out
+	}
+	_ = signalPid(m.Pid, false)
+	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if !alive() {
+			out.Stopped = true
+			return out
+		}
+	}
+	_ = signalPid(m.Pid, true)
+	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if !alive() {
+			out.Stopped = true
+			break
+		}
+	}
+	return out
+}
