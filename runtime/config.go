@@ -28,6 +28,8 @@ type Config struct {
 		// sandbox runs as in a root-owned project (0: spec's default).
 		SandboxID uint32 `toml:"sandbox_id"`
 	} `toml:"policy"`
+	// Relay are the egress relay's settings (relay_config.go).
+	Relay RelayConfig `toml:"relay"`
 }
 
 // SandboxID is [policy] sandbox_id, 0 without a config.
@@ -67,7 +69,7 @@ func ParseConfig(path string, data []byte) (*Config, error) {
 		return nil, Errorf(ErrInvalidInput, "operator config %s: unknown keys: %s", path, strings.Join(keys, ", "))
 	}
 	c.Floor.Path = path
-	if err := c.Floor.Validate(); err != nil {
+	if err := errors.Join(c.Floor.Validate(), c.Relay.validate(path)); err != nil {
 		return nil, WithKind(ErrInvalidInput, err)
 	}
 	return c, nil
