@@ -25,6 +25,9 @@ func shimIfRequested() (int, bool) {
 	if len(os.Args) > 1 && os.Args[1] == landlock.ShimCommand {
 		return linux.Shim(os.Args), true
 	}
+	if len(os.Args) > 1 && os.Args[1] == linux.RelayArg {
+		return linux.RelayMain(os.Args), true
+	}
 	return 0, false
 }
 

@@ -36,9 +36,12 @@ var rules = map[string]struct {
 	"runtime/launch": {[]string{"spec", "hooks", "landlock"}, []string{"github.com/opencontainers/runtime-spec/"}},
 	// hostpolicy is the host side of policy mode: it reads the host for
 	// the compiler and checks compiled bundles against it at create.
-	"hostpolicy":  {[]string{"spec"}, []string{"github.com/opencontainers/runtime-spec/"}},
-	"runtime":     {[]string{"spec", "hooks", "landlock", "runtime/launch", "hostpolicy"}, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/", "github.com/BurntSushi/toml", "github.com/gowebpki/jcs"}},
-	"linux":       {[]string{"spec", "hooks", "runtime", "landlock"}, []string{"github.com/opencontainers/", "github.com/containerd/console", "github.com/sirupsen/logrus", "golang.org/x/sys/"}},
+	"hostpolicy": {[]string{"spec"}, []string{"github.com/opencontainers/runtime-spec/"}},
+	"runtime":    {[]string{"spec", "hooks", "landlock", "runtime/launch", "hostpolicy"}, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/", "github.com/BurntSushi/toml", "github.com/gowebpki/jcs"}},
+	// linux runs the egress relay (relay) in a process it hardens itself:
+	// libseccomp for its filter (with TSYNC, which libcontainer's seccomp
+	// ignores), psx for per-thread state on every thread.
+	"linux":       {[]string{"spec", "hooks", "runtime", "landlock", "relay"}, []string{"github.com/opencontainers/", "github.com/containerd/console", "github.com/sirupsen/logrus", "golang.org/x/sys/", "github.com/seccomp/libseccomp-golang", "kernel.org/pub/linux/libs/security/libcap/psx"}},
 	"darwin":      {[]string{"spec", "hooks", "runtime"}, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/"}},
 	"windows":     {[]string{"spec", "hooks", "runtime"}, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/"}},
 	"integration": {nil, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/"}},
