@@ -265,7 +265,8 @@ func (r *Runtime) relayTeardown(rec *Record, receipt *hooks.Receipt) {
 		receipt.Problems = append(receipt.Problems, "stop the relay: "+err.Error())
 	}
 	receipt.RelayStopped = gone && err == nil
-	if data, err := os.ReadFile(filepath.Join(dir, RelayStatsFile)); err == nil {
+	if data, err := os.ReadFile(filepath.Join(dir, RelayStatsFile)); err == nil && len(data) > 0 {
+		// Empty: the relay never got to serving (a launch it refused).
 		var st hooks.RelayStats
 		if err := json.Unmarshal(data, &st); err != nil {
 			receipt.Problems = append(receipt.Problems, fmt.Sprintf("relay stats %s: %v", RelayStatsFile, err))
