@@ -104,7 +104,7 @@ func TestRelayLifecycle(t *testing.T) {
 	tcp, udp := listeners(t, initPid, "tcp"), listeners(t, initPid, "udp")
 	for _, want := range []struct {
 		proto, addr string
-		in    map[string]string
+		in          map[string]string
 	}{{"tcp", "127.0.0.1:3128", tcp}, {"tcp", "127.0.0.1:53", tcp}, {"tcp", "0.0.0.0:80", tcp}, {"tcp", "0.0.0.0:443", tcp}, {"udp", "127.0.0.1:53", udp}} {
 		inode, ok := want.in[want.addr]
 		if !ok {
@@ -159,10 +159,10 @@ func TestRelayLifecycle(t *testing.T) {
 	var receipt struct {
 		RelayStopped bool `json:"relay_stopped"`
 		Relay        *struct {
-			Allowed, Denied      int
-			BytesDown            int `json:"bytes_down"`
-			DNSAnswered          int `json:"dns_answered"`
-			DNSRefused           int `json:"dns_refused"`
+			Allowed, Denied int
+			BytesDown       int `json:"bytes_down"`
+			DNSAnswered     int `json:"dns_answered"`
+			DNSRefused      int `json:"dns_refused"`
 		} `json:"relay"`
 	}
 	receipts := auditOf(t, audit, id, "receipt")

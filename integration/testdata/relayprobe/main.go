@@ -55,7 +55,7 @@ type Case struct {
 	QType uint16 `json:"qtype,omitempty"`
 	// LocalPort binds the client socket (0: any); the DNS lookup of
 	// Resolve uses LocalPort+2, a Second connection LocalPort+1.
-	LocalPort int `json:"localPort,omitempty"`
+	LocalPort int  `json:"localPort,omitempty"`
 	Local6    bool `json:"local6,omitempty"`
 }
 
