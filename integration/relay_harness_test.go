@@ -287,6 +287,14 @@ func (u *upstream) dnsAnswer(name string, qtype uint16) []netip.Addr {
 		v4 = a(u.privAddr)
 	case name == "loop.vetto.test":
 		v4 = a("127.0.0.1")
+	case name == "loop2.vetto.test":
+		v4 = a("127.9.9.9")
+	case name == "cgnat.vetto.test":
+		v4 = a("100.64.0.1")
+	case name == "ali.vetto.test":
+		v4 = a("100.100.100.200")
+	case name == "ula.vetto.test":
+		v6 = a("fd00::1")
 	case name == "hostaddr.vetto.test":
 		v4 = a(u.hostAddr)
 	case name == "mapped.vetto.test":

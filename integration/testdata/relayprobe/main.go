@@ -165,7 +165,7 @@ func run(c Case) (r Result) {
 			r.Err = errName(err)
 		}
 		return r
-	case "tls":
+	case "tls", "connect-tls":
 		conn, err := dialFrom("tcp", addr, c.LocalPort, c.Local6)
 		if err != nil {
 			r.Err = errName(err)
@@ -173,6 +173,20 @@ func run(c Case) (r Result) {
 		}
 		defer conn.Close()
 		r.Connected = true
+		if c.Kind == "connect-tls" {
+			// A CONNECT tunnel first, then TLS inside it.
+			br := bufio.NewReader(conn)
+			r.Status, r.Deny, _, err = exchange(conn, br, "CONNECT "+c.Host+" HTTP/1.1\r\n\r\n")
+			if err != nil || r.Status != 200 {
+				r.Err = "connect: " + errName(err)
+				return r
+			}
+			r.Status = 0
+			if br.Buffered() > 0 {
+				r.Err = "bytes after the CONNECT response"
+				return r
+			}
+		}
 		cfg := &tls.Config{ServerName: c.SNI, RootCAs: caPool}
 		if c.NoSNI || c.SNI == "" {
 			cfg = &tls.Config{InsecureSkipVerify: true}
@@ -197,7 +211,13 @@ func run(c Case) (r Result) {
 		}
 		return r
 	case "tcp":
-		conn, err := net.DialTimeout("tcp", addr, 3*time.Second)
+		var conn net.Conn
+		var err error
+		if c.LocalPort != 0 {
+			conn, err = dialFrom("tcp", addr, c.LocalPort, c.Local6)
+		} else {
+			conn, err = net.DialTimeout("tcp", addr, 3*time.Second)
+		}
 		if err != nil {
 			r.Err = errName(err)
 			return r
