@@ -18,22 +18,29 @@ import (
 
 // harden takes from the relay process everything it does not need to
 // serve the sockets it already holds, in this order, on every thread (a
-// Go process runs code on many; per-thread state — capabilities,
-// no_new_privs, Landlock — is set on each with psx, whose all-thread
-// calls work with cgo, and credentials with the Go runtime's own
-// all-thread setres*id):
+// Go process runs code on many):
 //
 //  1. no_new_privs: nothing it could exec gains privilege.
+//
 //  2. The capability bounding and ambient sets emptied. This comes before
 //     the uid change, because emptying the bounding set needs
 //     CAP_SETPCAP, which the change takes away.
-//  3. No supplementary groups; setresgid and setresuid to uid (never 0).
-//     With every uid non-zero the kernel clears the permitted and
-//     effective sets.
-//  4. capset to nothing, and a check on each thread that every set is
-//     empty and every id is uid.
+//
+//     Both are done by a constructor before the Go runtime starts any
+//     thread (relay_early_linux.go), so every thread inherits them; harden
+//     checks that it ran.
+//
+//  3. No supplementary groups; setresgid and setresuid to uid (never 0),
+//     with the Go runtime's all-thread calls. With every uid non-zero the
+//     kernel clears the permitted and effective sets.
+//
+//  4. capset to nothing on every thread (libpsx, whose all-thread calls
+//     work with cgo), and a check on each thread that every set is empty,
+//     every id is uid and no_new_privs is on.
+//
 //  5. Landlock with every file-system right handled and none granted
 //     (landlock.RestrictProcess): no file can be opened any more.
+//
 //  6. The seccomp allowlist (relayFilter), on every thread (TSYNC).
 //
 // Any failure is returned, and the relay then refuses to serve.
@@ -41,20 +48,8 @@ func harden(uid uint32, filter *libseccomp.ScmpFilter) error {
 	if uid == 0 {
 		return errors.New("the relay never runs as root: uid 0")
 	}
-	if err := allThreadsPrctl(unix.PR_SET_NO_NEW_PRIVS, 1); err != nil {
-		return fmt.Errorf("no_new_privs: %w", err)
-	}
-	last, err := lastCap()
-	if err != nil {
+	if err := earlyHardening(); err != nil {
 		return err
-	}
-	for c := 0; c <= last; c++ {
-		if err := allThreadsPrctl(unix.PR_CAPBSET_DROP, uintptr(c)); err != nil && !errors.Is(err, unix.EINVAL) {
-			return fmt.Errorf("drop capability %d from the bounding set: %w", c, err)
-		}
-	}
-	if err := allThreadsPrctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL); err != nil && !errors.Is(err, unix.EINVAL) {
-		return fmt.Errorf("clear the ambient set: %w", err)
 	}
 	if err := syscall.Setgroups(nil); err != nil {
 		return fmt.Errorf("setgroups: %w", err)
@@ -81,25 +76,6 @@ func harden(uid uint32, filter *libseccomp.ScmpFilter) error {
 		return fmt.Errorf("seccomp: %w", err)
 	}
 	return nil
-}
-
-func allThreadsPrctl(option int, arg uintptr) error {
-	if _, _, e := psx.Syscall6(unix.SYS_PRCTL, uintptr(option), arg, 0, 0, 0, 0); e != 0 {
-		return e
-	}
-	return nil
-}
-
-func lastCap() (int, error) {
-	data, err := os.ReadFile("/proc/sys/kernel/cap_last_cap")
-	if err != nil {
-		return 0, err
-	}
-	n, err := strconv.Atoi(strings.TrimSpace(string(data)))
-	if err != nil {
-		return 0, fmt.Errorf("cap_last_cap: %w", err)
-	}
-	return n, nil
 }
 
 // checkDropped reads every thread's status (the last files this process
@@ -135,6 +111,8 @@ func checkDropped(uid uint32) error {
 					return fmt.Errorf("thread %s: groups %s", e.Name(), val)
 				}
 			case "CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb":
+				// CapBnd and CapAmb too: the constructor emptied them on
+				// the first thread, and every other must have inherited it.
 				if n, err := strconv.ParseUint(strings.TrimSpace(val), 16, 64); err != nil || n != 0 {
 					return fmt.Errorf("thread %s: %s %s", e.Name(), key, strings.TrimSpace(val))
 				}

@@ -205,7 +205,9 @@ func lockAndExit() { goruntime.LockOSThread() }
 
 func runHardenChild(t *testing.T, what string) (string, syscall.Signal) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	// argv[1] "relay": the early hardening's constructor runs, as in the
+	// relay (TestMain never parses these as flags).
+	cmd := exec.Command(os.Args[0], "relay", t.TempDir())
 	cmd.Env = append(os.Environ(), hardenChildEnv+"="+what)
 	out, err := cmd.CombinedOutput()
 	var ee *exec.ExitError
@@ -276,6 +278,18 @@ func TestRelayLandlock(t *testing.T) {
 				t.Fatalf("%s under the relay's Landlock domain: got %q (signal %v), want %q", tt.call, out, sig, tt.want)
 			}
 		})
+	}
+}
+
+// Started any other way than as `vetto-runtime relay`, the constructor
+// did not empty the bounding set before the threads existed, and harden
+// refuses rather than go on without it.
+func TestRelayHardenNeedsTheConstructor(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), hardenChildEnv+"=harden:dial")
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "early hardening did not run") {
+		t.Fatalf("harden without the constructor: %v: %s", err, out)
 	}
 }
 
