@@ -237,13 +237,16 @@ func logTail(path string) string {
 
 // StopRelay makes sure no relay of the container in dir runs
 // (runtime.RelayBackend): the recorded one, by pidfd and start time,
-// waited for and killed if it outstays timeout, then any process on the
-// host that runs this binary as that container's relay.
+// waited for and killed if it outstays timeout; without a record, any
+// process on the host that runs this binary as that container's relay.
 func (b *Backend) StopRelay(dir string, p *runtime.RelayProcess, timeout time.Duration) (bool, error) {
 	if p != nil {
+		// The record is written right after the relay started, so a
+		// recorded relay is the only one there can be.
 		if err := stopRelayProcess(p.Pid, p.StartTime, timeout); err != nil {
 			return false, err
 		}
+		return true, nil
 	}
 	left, err := relaysOf(dir)
 	if err != nil {

@@ -260,6 +260,13 @@ func (r *Runtime) relayTeardown(rec *Record, receipt *hooks.Receipt) {
 		receipt.RelayStopped = p == nil
 		return
 	}
+	if _, _, needed, _ := spec.NetAnnotations(rec.Annotations); p == nil && !needed {
+		// No relay was asked for and none recorded: nothing to look for
+		// (the host-wide /proc scan is for a relay whose record a killed
+		// create did not write).
+		receipt.RelayStopped = true
+		return
+	}
 	gone, err := rb.StopRelay(dir, p, relayStopTimeout)
 	if err != nil {
 		receipt.Problems = append(receipt.Problems, "stop the relay: "+err.Error())

@@ -201,8 +201,24 @@ func TestRelayAnnotations(t *testing.T) {
 	if err := r.Delete("c1", true); err != nil {
 		t.Fatal(err)
 	}
+	if len(b.stopped) != 0 {
+		t.Errorf("teardown looked for a relay of a container that asked for none: %v", b.stopped)
+	}
+	// One that asked for a relay and has no record (a create killed
+	// between starting the relay and recording it) is looked for.
+	r, b = newRelayRuntime(t)
+	b.checks = passingRelayChecks
+	if err := r.Create(CreateOptions{ID: "c2", Bundle: relayBundle(t, `["example.com"]`)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(r.Store.dir("c2"), relayFile)); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Delete("c2", true); err != nil {
+		t.Fatal(err)
+	}
 	if len(b.stopped) != 1 || b.stopped[0] != nil {
-		t.Errorf("teardown asks the backend to look for a relay even when none was recorded: %v", b.stopped)
+		t.Errorf("teardown of an allowlist container without a relay record: StopRelay calls %v, want one without a process", b.stopped)
 	}
 }
 
