@@ -15,7 +15,11 @@ LDFLAGS   := -X main.version=$(VERSION) -X main.gitCommit=$(COMMIT) -extldflags=
 GOFILES   := $(shell git ls-files '*.go' 2>/dev/null || find . -name '*.go')
 # Debian packages the build, tests and demo need.
 DEB_PKGS  := gcc libc6-dev pkg-config libseccomp-dev busybox-static util-linux jq \
-             containerd podman conmon runc crun hyperfine
+             containerd podman conmon runc crun hyperfine \
+             iproute2 curl git nodejs python3-pip openjdk-17-jdk-headless
+# npm is its own Debian package, or comes with nodejs from elsewhere:
+# installed only when there is no npm command.
+DEB_CMDS  := npm
 
 SHELL     := /bin/bash
 export PATH := $(PATH):/usr/local/go/bin:$(HOME)/go/bin
@@ -28,6 +32,7 @@ help: ## list the targets
 
 deps: ## install the Debian packages the build and tests need (as root)
 	@missing=""; for p in $(DEB_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	for c in $(DEB_CMDS); do command -v $$c >/dev/null 2>&1 || missing="$$missing $$c"; done; \
 	if [ -n "$$missing" ]; then \
 		if [ "$$(id -u)" != 0 ]; then echo "missing packages:$$missing (run 'make deps' as root)"; exit 1; fi; \
 		echo "installing:$$missing"; \

@@ -16,9 +16,16 @@ func initIfRequested() {
 	}
 }
 
-// shimIfRequested: on Linux the pre-exec step runs inside libcontainer's
-// init (linux.Init), so nothing else is re-executed.
-func shimIfRequested() (int, bool) { return 0, false }
+// shimIfRequested runs what the runtime re-executes itself as, other than
+// a container's init (whose pre-exec step runs inside linux.Init): the
+// egress relay ("vetto-runtime relay"). It returns (with the exit status,
+// true) only for that.
+func shimIfRequested() (int, bool) {
+	if len(os.Args) > 1 && os.Args[1] == linux.RelayArg {
+		return linux.RelayMain(os.Args), true
+	}
+	return 0, false
+}
 
 func newBackend() runtime.Backend {
 	return &linux.Backend{Version: version, Commit: gitCommit}

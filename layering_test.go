@@ -41,9 +41,12 @@ var rules = map[string]struct {
 	// the compiler and checks compiled bundles against it at create.
 	"hostpolicy": {[]string{"spec"}, []string{"github.com/opencontainers/runtime-spec/"}},
 	// report renders audit logs: it reads events, it runs nothing.
-	"report":      {[]string{"hooks"}, nil},
-	"runtime":     {[]string{"spec", "hooks", "landlock", "runtime/launch", "hostpolicy", "shim"}, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/", "github.com/BurntSushi/toml", "github.com/gowebpki/jcs"}},
-	"linux":       {[]string{"spec", "hooks", "runtime", "landlock", "shim"}, []string{"github.com/opencontainers/", "github.com/containerd/console", "github.com/sirupsen/logrus", "golang.org/x/sys/"}},
+	"report":  {[]string{"hooks"}, nil},
+	"runtime": {[]string{"spec", "hooks", "landlock", "runtime/launch", "hostpolicy", "shim"}, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/", "github.com/BurntSushi/toml", "github.com/gowebpki/jcs"}},
+	// linux runs the egress relay (relay) in a process it hardens itself:
+	// libseccomp for its filter (with TSYNC, which libcontainer's seccomp
+	// ignores), psx for per-thread state on every thread.
+	"linux":       {[]string{"spec", "hooks", "runtime", "landlock", "shim", "relay"}, []string{"github.com/opencontainers/", "github.com/containerd/console", "github.com/sirupsen/logrus", "golang.org/x/sys/", "github.com/seccomp/libseccomp-golang", "kernel.org/pub/linux/libs/security/libcap/psx"}},
 	"darwin":      {[]string{"spec", "hooks", "runtime"}, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/"}},
 	"windows":     {[]string{"spec", "hooks", "runtime"}, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/"}},
 	"integration": {nil, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/"}},

@@ -72,6 +72,8 @@ func TestPolicySchemaRejects(t *testing.T) {
 		{"unknown network mode", `{"network":{"mode":"open"}}`},
 		{"allow with mode off", `{"network":{"mode":"off","allow":["example.com"]}}`},
 		{"url instead of host", `{"network":{"mode":"allowlist","allow":["https://example.com"]}}`},
+		{"allowlist without allow", `{"network":{"mode":"allowlist"}}`},
+		{"strict with an empty allow", `{"network":{"mode":"strict","allow":[]}}`},
 		{"pids zero", `{"limits":{"pids":0}}`},
 		{"memory without number", `{"limits":{"memory":"lots"}}`},
 		{"unknown level", `{"security":{"level":"paranoid"}}`},
@@ -180,6 +182,9 @@ func TestPolicySchemaEnums(t *testing.T) {
 		}
 		for _, v := range values {
 			doc := strings.ReplaceAll(format, "%q", `"`+v+`"`)
+			if strings.HasPrefix(format, "[network]") && v != "off" {
+				doc += "allow = [\"example.com:443\"]\n" // a relay mode needs a rule
+			}
 			if _, err := spec.ParsePolicy([]byte(doc), "p.toml"); err != nil {
 				t.Errorf("schema value %q: %v", v, err)
 			}

@@ -480,6 +480,7 @@ func (t *translator) resources(r *specs.LinuxResources) {
 		if m.Limit != nil && *m.Limit > 0 {
 			t.degrade(FeatureLimits, "limits", false, "memory and pids limits cannot be set: darwin has no cgroups, and its rlimits are per process or per user")
 		}
+		//lint:ignore SA1019 deprecated in the spec, still refused when set
 		if m.Reservation != nil || m.Swap != nil || m.Kernel != nil || m.KernelTCP != nil || m.Swappiness != nil ||
 			m.DisableOOMKiller != nil || m.UseHierarchy != nil || m.CheckBeforeUpdate != nil {
 			t.refuse("linux.resources.memory", "resources", "memory settings other than limit have no darwin equivalent")
@@ -614,11 +615,11 @@ func (t *translator) other() {
 		t.refuse("solaris/vm/zos/freebsd", "platform", "is for another platform")
 	}
 	if h := s.Hooks; h != nil {
-		//lint:ignore SA1019 prestart is deprecated in the spec but still honoured
 		for _, ph := range []struct {
 			name, own string
 			list      []specs.Hook
 		}{
+			//lint:ignore SA1019 prestart is deprecated in the spec but still honoured
 			{"prestart", "", h.Prestart},
 			{"createRuntime", "", h.CreateRuntime},
 			{"createContainer", "", h.CreateContainer},

@@ -266,6 +266,7 @@ func TestCreateRefuses(t *testing.T) {
 		}, nil},
 		{"windows section", "windows", "darwin.platform", func(s *specs.Spec) { s.Windows = &specs.Windows{} }, nil},
 		{"prestart hook", "hooks.prestart[0]", "darwin.hooks", func(s *specs.Spec) {
+			//lint:ignore SA1019 the deprecated hook is what is refused
 			s.Hooks = &specs.Hooks{Prestart: []specs.Hook{{Path: "/usr/bin/true"}}}
 		}, nil},
 		{"bundle poststart hook", "hooks.poststart[1]", "darwin.hooks", func(s *specs.Spec) {

@@ -23,10 +23,13 @@ type Receipt struct {
 	// PidNamespaceGone: no process is left in the container's own pid
 	// namespace (true when it had none of its own and its cgroup is empty).
 	PidNamespaceGone bool `json:"pid_namespace_gone"`
-	// RelayStopped: no egress relay of this container runs. This build
-	// starts none, so there is nothing to stop.
-	RelayStopped bool          `json:"relay_stopped"`
-	Duration     time.Duration `json:"duration"`
+	// RelayStopped: no egress relay of this container runs, checked on
+	// the host (true for a container that had none).
+	RelayStopped bool `json:"relay_stopped"`
+	// Relay is what the relay counted over the container's life (its
+	// last stats file), nil for a container without one.
+	Relay    *RelayStats   `json:"relay,omitempty"`
+	Duration time.Duration `json:"duration"`
 	// Monitor is what the container's monitor did, and that it is gone;
 	// nil for a container that had none (--no-verify, another platform).
 	Monitor *MonitorReceipt `json:"monitor,omitempty"`

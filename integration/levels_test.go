@@ -222,36 +222,52 @@ func TestDryRun(t *testing.T) {
 	}
 }
 
-// A feature this build cannot enforce (a network allowlist: there is no
-// egress relay yet) is refused unless the level accepts the degradation,
-// which is then named and recorded. (Landlock's own ABI negotiation is in
-// landlock_test.go.)
+// A feature this build cannot enforce (kernel memory limits: libcontainer
+// drops them) is refused unless the level accepts the degradation, which
+// is then named and recorded. (Landlock's own ABI negotiation is in
+// landlock_test.go.) A network allowlist was such a feature until the
+// egress relay: it now runs at every level, with no degradation, and its
+// annotations are checked like any input.
 func TestDegradedFeature(t *testing.T) {
-	allowlist := func(s *specs.Spec) {
-		s.Annotations = map[string]string{"dev.vetto.net": "allowlist"}
+	kernelMemory := func(s *specs.Spec) {
+		v := int64(64 << 20)
+		if s.Linux.Resources == nil {
+			s.Linux.Resources = &specs.LinuxResources{}
+		}
+		s.Linux.Resources.Memory = &specs.LinuxMemory{KernelTCP: &v}
+	}
+	allowlist := func(rules string) func(*specs.Spec) {
+		return func(s *specs.Spec) {
+			s.Annotations = map[string]string{"dev.vetto.net": "allowlist"}
+			if rules != "" {
+				s.Annotations["dev.vetto.net.allow"] = rules
+			}
+		}
 	}
 	tests := []struct {
-		name string
-		args []string
-		code int
-		want string
+		name     string
+		args     []string
+		edit     func(*specs.Spec)
+		code     int
+		want     string
+		degraded string // the one degradation state records; "" for none
 	}{
-		{"standard refuses", nil, 125, "--allow-degraded=network"},
-		{"standard with opt-in", []string{"--allow-degraded", "network"}, 0, "degraded: network"},
-		{"degraded level", []string{"--security-level", "degraded"}, 0, "degraded: network"},
-		{"strict refuses even with opt-in", []string{"--security-level", "strict", "--allow-degraded", "network"}, 125, ""},
-		{"unknown feature", []string{"--allow-degraded", "everything"}, 1, "unknown feature"},
+		{"standard refuses", nil, kernelMemory, 125, "--allow-degraded=limits", ""},
+		{"standard with opt-in", []string{"--allow-degraded", "limits"}, kernelMemory, 0, "degraded: limits", "limits:"},
+		{"degraded level", []string{"--security-level", "degraded"}, kernelMemory, 0, "degraded: limits", "limits:"},
+		{"strict refuses even with opt-in", []string{"--security-level", "strict", "--allow-degraded", "limits"}, edits(strictSpec, kernelMemory), 125, "", ""},
+		{"unknown feature", []string{"--allow-degraded", "everything"}, kernelMemory, 1, "unknown feature", ""},
+		{"allowlist runs with the relay", nil, allowlist(`["example.com"]`), 0, "net=allowlist", ""},
+		{"allowlist at strict", []string{"--security-level", "strict"}, edits(strictSpec, allowlist(`["example.com:443"]`)), 0, "net=allowlist", ""},
+		{"allowlist without rules", nil, allowlist(""), 1, "[network.annotation]", ""},
+		{"allowlist with an IP literal", nil, allowlist(`["169.254.169.254"]`), 1, "[network.annotation]", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEnv(t)
 			id := e.id()
-			edit := allowlist
-			if strings.Contains(tt.name, "strict") {
-				edit = edits(strictSpec, allowlist)
-			}
 			args := append([]string{"create"}, tt.args...)
-			args = append(args, "-b", e.bundle([]string{"true"}, edit), id)
+			args = append(args, "-b", e.bundle([]string{"true"}, tt.edit), id)
 			r := e.vetto(args...)
 			if r.code != tt.code || !strings.Contains(r.stderr, tt.want) {
 				t.Fatalf("%s; want exit %d with %q", r, tt.code, tt.want)
@@ -262,8 +278,12 @@ func TestDegradedFeature(t *testing.T) {
 			}
 			st := e.state(id)
 			v := st["vetto"].(map[string]any)
-			if d, _ := v["degraded"].([]any); len(d) != 1 || !strings.HasPrefix(d[0].(string), "network:") {
-				t.Errorf("state vetto.degraded = %v, want the network degradation", v["degraded"])
+			d, _ := v["degraded"].([]any)
+			switch {
+			case tt.degraded == "" && len(d) != 0:
+				t.Errorf("state vetto.degraded = %v, want none", d)
+			case tt.degraded != "" && (len(d) != 1 || !strings.HasPrefix(d[0].(string), tt.degraded)):
+				t.Errorf("state vetto.degraded = %v, want the %s degradation", d, tt.degraded)
 			}
 			e.mustVetto("delete", "--force", id)
 		})

@@ -154,6 +154,12 @@ func TestMonitorLifetime(t *testing.T) {
 	}
 	time.Sleep(2 * monitorInterval)
 	e.mustVetto("delete", "--force", id)
+	// delete returns once the monitor is on its way out (PF_EXITING);
+	// its exit completes a moment later.
+	deadline := time.Now().Add(2 * time.Second)
+	for pidAlive(mon) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
 	if pidAlive(mon) {
 		t.Errorf("the monitor (pid %d) outlived its container", mon)
 	}

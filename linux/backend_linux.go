@@ -86,7 +86,7 @@ func (b *Backend) Create(req *runtime.CreateRequest) (_ runtime.Container, _ run
 			proc.ExtraFiles = append(proc.ExtraFiles, ln)
 			step.CanaryFD = 2 + len(proc.ExtraFiles)
 		}
-		proc.Rlimits, step.Rlimits = deferRlimits(proc.Rlimits)
+		proc.Rlimits, proc.FinalRlimits = deferRlimits(proc.Rlimits)
 		proc.PreExec = step.Encode()
 	}
 	rootUID, err := config.HostRootUID()
@@ -255,23 +255,23 @@ func newProcess(p *specs.Process) (*libcontainer.Process, error) {
 	return lp, nil
 }
 
-// deferRlimits takes out of what libcontainer sets before the pre-exec
-// step runs the limits under which the step's Go code could not run
-// (address space, data, processes), for the step to set last, just before
-// the init execs the program. Only limits the runtime's own hard limit
-// allows move: the init, with no capabilities left by then, can lower a
-// limit but not raise it.
-func deferRlimits(in []configs.Rlimit) (keep []configs.Rlimit, deferred []shim.Rlimit) {
+// deferRlimits takes out of what libcontainer sets early the limits under
+// which the init's Go code (its pre-exec step, its last steps) could not
+// run — address space, data, processes — for libcontainer to set with raw
+// system calls just before execve (Process.FinalRlimits, in the patch).
+// Only limits the runtime's own hard limit allows move: the init, with no
+// capabilities left by then, can lower a limit but not raise it.
+func deferRlimits(in []configs.Rlimit) (keep, last []configs.Rlimit) {
 	for _, rl := range in {
 		var cur unix.Rlimit
 		movable := rl.Type == unix.RLIMIT_AS || rl.Type == unix.RLIMIT_DATA || rl.Type == unix.RLIMIT_NPROC
 		if movable && unix.Getrlimit(rl.Type, &cur) == nil && rl.Hard <= cur.Max {
-			deferred = append(deferred, shim.Rlimit{Resource: rl.Type, Soft: rl.Soft, Hard: rl.Hard})
+			last = append(last, rl)
 			continue
 		}
 		keep = append(keep, rl)
 	}
-	return keep, deferred
+	return keep, last
 }
 
 var rlimits = map[string]int{

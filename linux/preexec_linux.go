@@ -38,7 +38,10 @@ const canaryWait = 30 * time.Second
 //     connection on the inherited listener, read the plan, make the
 //     attempts on the restricted thread, report, and wait for the verdict;
 //     abort means the program never runs;
-//  4. set the rlimits the Go code above could not run under, last.
+//
+// The rlimits the init's Go code could not run under are set after it,
+// by libcontainer, with raw system calls just before execve
+// (Process.FinalRlimits).
 //
 // Because it is the init itself, not a process exec'd after it, it starts
 // no Go runtime of its own: a container whose pids limit leaves room for
@@ -61,7 +64,7 @@ func preExec(data []byte, env []string) error {
 	shimFault(env)
 	if cfg.Ruleset != "" {
 		if err := landlock.RestrictThread(shimRuleset(cfg.Ruleset, env)); err != nil {
-			return refusal{fmt.Errorf("Landlock not applied: %w", err)}
+			return refusal{fmt.Errorf("landlock not applied: %w", err)}
 		}
 	}
 	if cfg.CanaryFD > 0 {
@@ -71,11 +74,6 @@ func preExec(data []byte, env []string) error {
 		unix.Close(cfg.CanaryFD)
 		if err != nil {
 			return refusal{err}
-		}
-	}
-	for _, rl := range cfg.Rlimits {
-		if err := unix.Setrlimit(rl.Resource, &unix.Rlimit{Cur: rl.Soft, Max: rl.Hard}); err != nil {
-			return refusal{fmt.Errorf("set rlimit %d to %d/%d: %w", rl.Resource, rl.Soft, rl.Hard, err)}
 		}
 	}
 	return nil

@@ -117,7 +117,7 @@ func checkALabel(l string) error {
 		return err
 	}
 	if a != l {
-		return fmt.Errorf("A-label %q is not canonical (want %q)", l, a)
+		return fmt.Errorf("the A-label %q is not canonical (want %q)", l, a)
 	}
 	return nil
 }

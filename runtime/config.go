@@ -47,6 +47,8 @@ type Config struct {
 		// events); default DefaultMonitorInterval.
 		Interval Duration `toml:"interval"`
 	} `toml:"monitor"`
+	// Relay are the egress relay's settings (relay_config.go).
+	Relay RelayConfig `toml:"relay"`
 }
 
 // Duration is a TOML string such as "5s" or "250ms".
@@ -122,7 +124,7 @@ func ParseConfig(path string, data []byte) (*Config, error) {
 		return nil, Errorf(ErrInvalidInput, "operator config %s: unknown keys: %s", path, strings.Join(keys, ", "))
 	}
 	c.Floor.Path = path
-	if err := c.Floor.Validate(); err != nil {
+	if err := errors.Join(c.Floor.Validate(), c.Relay.validate(path)); err != nil {
 		return nil, WithKind(ErrInvalidInput, err)
 	}
 	if d := c.Audit.Dir; d != "" && !filepath.IsAbs(d) {

@@ -53,6 +53,9 @@ type created struct {
 	fg   Foreground
 	plan *Plan
 	sec  Security
+	// relayChecks are the egress relay's host checks, for the pre-launch
+	// verification (relay.go).
+	relayChecks []hooks.Result
 }
 
 // Create builds the container and leaves its init waiting for start. On any
@@ -195,6 +198,9 @@ func (r *Runtime) create(opts CreateOptions) (_ *created, retErr error) {
 	if err := r.Store.moveLocked(cr.rec, StateConstructed, ""); err != nil {
 		return nil, err
 	}
+	if err := r.startRelayLocked(cr); err != nil {
+		return nil, fmt.Errorf("create %q: %w", opts.ID, err)
+	}
 	if err := r.verifyPreLaunchLocked(cr); err != nil {
 		return nil, fmt.Errorf("create %q: %w", opts.ID, err)
 	}
@@ -296,6 +302,7 @@ func (r *Runtime) verifyPreLaunchLocked(cr *created) error {
 		RequireCgroupKill: d.Level == LevelStrict,
 		Landlock:          r.landlockLaunch(cr),
 	}, r.Facts)
+	results = append(results, cr.relayChecks...)
 	// The verdicts are the evidence: a launch whose evidence cannot be
 	// written does not go ahead.
 	if err := r.Store.auditLocked(AuditEvent{ID: cr.rec.ID, Spec: cr.rec.SpecHash, Level: cr.rec.Level.String(), Event: "verdicts", Results: results}, true); err != nil {

@@ -105,6 +105,7 @@ func refusal(level Level, vs launch.Violations) error {
 // launchHost gathers the host facts the evaluator needs for s.
 func (r *Runtime) launchHost(id, bundle string, s *specs.Spec, systemd bool) (launch.Host, error) {
 	h := launch.Host{Facts: r.Facts != nil, Sources: map[string]launch.Source{}}
+	_, h.Relay = r.Backend.(RelayBackend)
 	if _, ok := s.Annotations[AnnotationLandlock]; ok {
 		h.LandlockABI, h.LandlockErr = r.landlockABI()
 	}

@@ -24,9 +24,7 @@ func (r *Runtime) teardown(rec *Record, c Container) *hooks.Receipt {
 		receipt = &hooks.Receipt{Method: "none", Problems: []string{err.Error()}}
 	}
 	receipt.Monitor = monitor
-	// This build starts no egress relay (the network mode refuses or
-	// degrades without one), so none can be left running.
-	receipt.RelayStopped = true
+	r.relayTeardown(rec, receipt)
 	receipt.PidNamespaceGone = r.pidNamespaceGone(rec, receipt)
 	if len(receipt.Remaining) == 0 {
 		r.quarantine(rec, receipt)

@@ -3,9 +3,10 @@
 # side by side with the kernel floor, crun, Debian's runc and runc 1.5.3 (the
 # libcontainer vetto builds on), all on one bundle; then 32 parallel
 # lifecycles per runtime with failures and leaks, peak RSS, the cost of
-# exec, Go's benchmarks of the hot pure parts, and a profile of where
-# vetto's time goes. Writes docs/performance.md (the "Analysis" section
-# between its markers is kept from the previous file: it is written by hand).
+# exec, Go's benchmarks of the hot pure parts, a profile of where
+# vetto's time goes, and the egress relay (scripts/bench-relay.sh). Writes
+# docs/performance.md (the "Analysis" section between its markers is kept
+# from the previous file: it is written by hand).
 #
 #   scripts/bench.sh [path/to/vetto-runtime]   (default: make build, bin/vetto-runtime)
 #
@@ -603,6 +604,11 @@ for rt in "${runtimes[@]}" vettotmpfs; do
 	final_leaks+=$(leaks "$rt" "$tag-")
 done
 
+# --- the egress relay ----------------------------------------------------------
+
+say "egress relay (scripts/bench-relay.sh)"
+"$repo/scripts/bench-relay.sh" "$vetto" >"$work/relay.md" || die "scripts/bench-relay.sh failed"
+
 # --- docs/performance.md ------------------------------------------------------
 
 say "writing ${out#"$repo"/}"
@@ -863,6 +869,8 @@ EOF
 	else
 		printf '\nperf could not sample here (%s).\n' "$perf_ok"
 	fi
+	printf '\n'
+	cat "$work/relay.md"
 	cat <<EOF
 
 ## Analysis

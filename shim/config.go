@@ -2,7 +2,7 @@
 // (and an exec'd process's) does in the process itself between the
 // runtime's setup and the program's first instruction — Landlock
 // restricting it, the canaries probing the very domain the program will
-// run in, rlimits that would stop a Go process applied last. The init is
+// run in. The init is
 // the runtime's own sealed clone (libcontainer starts every init from
 // one), so the step is vetto's code in the process that then becomes the
 // program: libcontainer's PreExecHook (third_party/runc-vetto.patch) runs
@@ -18,15 +18,6 @@ import (
 	"fmt"
 )
 
-// Rlimit is one resource limit set just before the exec (RLIMIT_AS,
-// RLIMIT_DATA, RLIMIT_NPROC: limits under which the Go code of the step
-// could not run, which libcontainer would set earlier).
-type Rlimit struct {
-	Resource int    `json:"resource"`
-	Soft     uint64 `json:"soft"`
-	Hard     uint64 `json:"hard"`
-}
-
 // Config is what the step does before the exec.
 type Config struct {
 	// Ruleset is the dev.vetto.landlock ruleset to restrict to; "" none.
@@ -34,12 +25,10 @@ type Config struct {
 	// CanaryFD is the inherited listening socket on which the host sends
 	// the canary plan and gets the report; 0: no canaries.
 	CanaryFD int `json:"canaryFD,omitempty"`
-	// Rlimits are set last.
-	Rlimits []Rlimit `json:"rlimits,omitempty"`
 }
 
 // Empty reports whether the step has nothing to do.
-func (c Config) Empty() bool { return c.Ruleset == "" && c.CanaryFD == 0 && len(c.Rlimits) == 0 }
+func (c Config) Empty() bool { return c.Ruleset == "" && c.CanaryFD == 0 }
 
 // Encode is c as the init gets it.
 func (c Config) Encode() []byte {

@@ -374,12 +374,6 @@ func (c *compiler) settings() {
 		}
 		pl.NetworkAllow = append(pl.NetworkAllow, a.Value)
 	}
-	if pl.Network != "off" {
-		// Fail closed: the relay that would carry an allowlist is not
-		// built yet (DESIGN.md §7), so the sandbox gets no network at
-		// all rather than the host's.
-		c.warn("network: mode %q needs vetto's egress relay, which this build does not have: the sandbox gets no network (loopback only)", pl.Network)
-	}
 
 	pl.Memory, pl.Pids, pl.CPU = c.prof.Memory, c.prof.Pids, c.prof.CPU
 	if p.Memory.Set {
@@ -554,6 +548,7 @@ func (c *compiler) filesystem() {
 	binds(p.AllowWrite, nil, true)
 	c.checkWritable()
 	c.protect()
+	c.network()
 
 	if c.mountAt("/tmp") == nil {
 		c.addMount(&mountPlan{dest: "/tmp", kind: freshTmpfs, write: true, origin: "fresh tmpfs"})
@@ -940,8 +935,9 @@ func (c *compiler) render() error {
 		entries = append(entries, envEntry{pattern: e.Value, origin: e.At.String()})
 	}
 	env, passed, dropped, warnings := buildEnv(in.Env, in.Home, entries)
-	pl.Env, pl.Dropped = passed, dropped
 	pl.Warnings = append(pl.Warnings, warnings...)
+	env, passed = c.withRelayEnv(env, passed)
+	pl.Env, pl.Dropped = passed, dropped
 
 	seccomp, err := SeccompProfile(in.Arch)
 	if err != nil {

@@ -25,6 +25,7 @@ var fakeHost = map[string]PathInfo{
 	"/lib":                             dir("/usr/lib"),
 	"/lib64":                           dir("/usr/lib64"),
 	"/etc":                             dir("/etc"),
+	"/etc/resolv.conf":                 file("/etc/resolv.conf"),
 	"/etc/shadow":                      file("/etc/shadow"),
 	"/etc/gshadow":                     file("/etc/gshadow"),
 	"/etc/sudoers":                     file("/etc/sudoers"),

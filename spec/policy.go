@@ -224,13 +224,14 @@ func ParsePolicy(data []byte, file string) (*Policy, error) {
 		if !hostPattern.MatchString(v) {
 			return fmt.Errorf("%w: %q is not a host name: write example.com, *.example.com or host:port, without a scheme or path", ErrBadValue, v)
 		}
-		if i := strings.LastIndexByte(v, ':'); i >= 0 {
-			if n, _ := strconv.Atoi(v[i+1:]); n < 1 || n > 65535 {
-				return fmt.Errorf("%w: %q: port must be 1-65535", ErrBadValue, v)
-			}
+		if err := CheckNetRule(v); err != nil {
+			return fmt.Errorf("%w: %w", ErrBadValue, err)
 		}
 		return nil
 	})
+	if m, listed := p.NetworkMode, r.listed("network.allow"); m.Set && m.Value != "off" && !listed {
+		r.fail(m.At, fmt.Errorf("%w: mode %q needs at least one network.allow entry: the relay allows only what is listed", ErrBadValue, m.Value))
+	}
 	if p.NetworkMode.Set && p.NetworkMode.Value == "off" && len(p.NetworkAllow) > 0 {
 		r.fail(p.NetworkAllow[0].At, fmt.Errorf("%w: network.mode is \"off\", so nothing can be allowed: set mode = \"allowlist\" or remove allow", ErrBadValue))
 	}
@@ -374,6 +375,13 @@ func (r *policyReader) enum(key string, allowed []string) Setting[string] {
 }
 
 // strings reads an array of unique strings, each checked by check.
+// listed reports whether key is a non-empty array, valid or not.
+func (r *policyReader) listed(key string) bool {
+	v, _ := r.lookup(key)
+	list, ok := v.([]any)
+	return ok && len(list) > 0
+}
+
 func (r *policyReader) strings(key string, check func(string) error) []Setting[string] {
 	v, ok := r.lookup(key)
 	if !ok {

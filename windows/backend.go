@@ -24,9 +24,11 @@ import (
 // between CLI invocations. main dispatches it before the CLI.
 const HolderArg = "windows-holder"
 
-// Files in the backend's state directory.
+// Files in the backend's state directory (used by the _windows.go files).
 const (
-	planName  = "plan.json"
+	//lint:ignore U1000 used only where GOOS=windows
+	planName = "plan.json"
+	//lint:ignore U1000 used only where GOOS=windows
 	stateName = "state.json"
 )
 

@@ -452,6 +452,7 @@ func (t *translator) linux() {
 		}
 		if m := r.Memory; m != nil {
 			t.memory(m.Limit, m.Swap)
+			//lint:ignore SA1019 deprecated in the spec, still refused when set
 			if m.Reservation != nil || m.Kernel != nil || m.KernelTCP != nil || m.Swappiness != nil ||
 				m.DisableOOMKiller != nil || m.UseHierarchy != nil || m.CheckBeforeUpdate != nil {
 				t.refuse("linux.resources.memory", "resources", "memory settings other than limit and swap have no Job Object equivalent")
@@ -591,11 +592,11 @@ func (t *translator) other() {
 		t.refuse("solaris/vm/zos/freebsd", "platform", "is for another platform")
 	}
 	if h := s.Hooks; h != nil {
-		//lint:ignore SA1019 prestart is deprecated in the spec but still honoured
 		for _, ph := range []struct {
 			name, own string
 			list      []specs.Hook
 		}{
+			//lint:ignore SA1019 prestart is deprecated in the spec but still honoured
 			{"prestart", "", h.Prestart},
 			{"createRuntime", "", h.CreateRuntime},
 			{"createContainer", "", h.CreateContainer},

@@ -287,6 +287,7 @@ func TestCreateRefuses(t *testing.T) {
 			s.Linux = &specs.Linux{}
 		}, nil},
 		{"prestart hook", "hooks.prestart[0]", "windows.hooks", func(s *specs.Spec) {
+			//lint:ignore SA1019 the deprecated hook is what is refused
 			s.Hooks = &specs.Hooks{Prestart: []specs.Hook{{Path: `C:\hook.exe`}}}
 		}, nil},
 		{"bundle poststop hook", "hooks.poststop[1]", "windows.hooks", func(s *specs.Spec) {

@@ -197,6 +197,8 @@ func Evaluate(req Request, host Host, floor *Floor) *Decision {
 	default:
 		if !host.Relay {
 			d.degrade(FeatureNetwork, fmt.Sprintf("network mode %q needs the egress relay, which this build lacks; the container would get no network", m), &v)
+		} else if _, _, _, err := spec.NetAnnotations(s.Annotations); err != nil {
+			v.add(RuleNetAnnotation, "%v", err)
 		}
 	}
 	if req.NoVerify {

@@ -157,8 +157,18 @@ func TestEvaluate(t *testing.T) {
 		{name: "floor forbids a degradation at degraded", edit: func(s *specs.Spec) { s.Annotations[AnnotationNet] = "allowlist" },
 			req:   func(s *specs.Spec) Request { return Request{Spec: s, Level: Degraded, LevelSet: true} },
 			floor: func(f *Floor) { f.Forbid.Degradations = []string{"all"} }, rules: []RuleID{RuleFloorDegradations}, level: levelDegraded},
-		{name: "relay available: allowlist is no degradation", edit: func(s *specs.Spec) { s.Annotations[AnnotationNet] = "allowlist" },
-			host: func(h *Host) { h.Relay = true }},
+		{name: "relay available: allowlist is no degradation", edit: func(s *specs.Spec) {
+			s.Annotations[AnnotationNet] = "allowlist"
+			s.Annotations["dev.vetto.net.allow"] = `["example.com"]`
+		}, host: func(h *Host) { h.Relay = true }},
+		{name: "relay available: allowlist without rules", edit: func(s *specs.Spec) { s.Annotations[AnnotationNet] = "allowlist" },
+			host: func(h *Host) { h.Relay = true }, rules: []RuleID{RuleNetAnnotation}},
+		{name: "relay available: an IP literal rule", edit: func(s *specs.Spec) {
+			s.Annotations[AnnotationNet] = "allowlist"
+			s.Annotations["dev.vetto.net.allow"] = `["example.com","169.254.169.254"]`
+		}, host: func(h *Host) { h.Relay = true }, rules: []RuleID{RuleNetAnnotation}},
+		{name: "relay available: unknown mode", edit: func(s *specs.Spec) { s.Annotations[AnnotationNet] = "host" },
+			host: func(h *Host) { h.Relay = true }, rules: []RuleID{RuleNetAnnotation}},
 
 		// 21: strict means isolated by itself.
 		{name: "strict: second proc mount", edit: func(s *specs.Spec) {

@@ -62,6 +62,7 @@ const (
 	RuleLandlockProbe    RuleID = "landlock.probe"
 	RulePostureAnnotated RuleID = "posture.annotation"
 	RuleMasksCovered     RuleID = "masks.covered"
+	RuleNetAnnotation    RuleID = "network.annotation"
 
 	RuleStrictLinux          RuleID = "strict.linux"
 	RuleStrictNamespaces     RuleID = "strict.namespaces"
@@ -126,6 +127,7 @@ var Rules = []Rule{
 	{RuleLandlockInput, "every level", KindInput, "dev.vetto.landlock is a valid ruleset, with process.noNewPrivileges true (Landlock needs it)", "fix the annotation or the spec as the message says"},
 	{RuleLandlockProbe, "every level", KindHost, "the host's Landlock ABI can be read when the bundle asks for Landlock", "check the kernel (vetto-runtime doctor)"},
 	{RuleMasksCovered, "every level", KindLevel, "every path the bundle says it masks (dev.vetto.masked) is masked where the process sees it: no later mount covers the mask or shows something inside it", "put the masks after every mount (vetto-runtime spec does)"},
+	{RuleNetAnnotation, "every level", KindInput, "a network allowlist names its mode (dev.vetto.net: allowlist or strict) and at least one rule (dev.vetto.net.allow, a JSON array) the egress relay accepts: a host, *.domain or host:port (only host:port at strict), never an IP literal", "fix the annotations, or compile the bundle from a policy (policy check names the line)"},
 	{RulePostureAnnotated, "every level", KindLevel, "a bundle annotated dev.vetto.posture=isolated gives nothing of the host away (see the posture)", "remove what weakens the posture, or the annotation"},
 
 	{RuleStrictLinux, "strict", KindLevel, "the spec has a linux section: namespaces, cgroups, seccomp", "add one (vetto-runtime spec writes a starter)"},

@@ -692,6 +692,7 @@ func (c *Container) newInitConfig(process *Process) *initConfig {
 		Capabilities:     c.config.Capabilities,
 		PassedFilesCount: len(process.ExtraFiles),
 		PreExec:          process.PreExec,
+		FinalRlimits:     process.FinalRlimits,
 		ContainerID:      c.ID(),
 		NoNewPrivileges:  c.config.NoNewPrivileges,
 		AppArmorProfile:  c.config.AppArmorProfile,

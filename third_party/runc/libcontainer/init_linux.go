@@ -77,6 +77,8 @@ type initConfig struct {
 	ConsoleHeight    uint16   `json:"console_height"`
 	PassedFilesCount int      `json:"passed_files_count"`
 	PreExec          []byte   `json:"pre_exec,omitempty"`
+	// FinalRlimits (vetto) are set just before execve (ExecWithRlimits).
+	FinalRlimits []configs.Rlimit `json:"final_rlimits,omitempty"`
 
 	// Properties that exists both in the container config and the process,
 	// as merged by [Container.newInitConfig] (process properties has preference).
@@ -111,6 +113,15 @@ type initConfig struct {
 // exec: it is printed on the process's stderr, and an error with an
 // ExitCode() int method sets the init's exit status.
 var PreExecHook func(data []byte, env []string) error
+
+// finalRlimits is config.FinalRlimits for ExecWithRlimits.
+func finalRlimits(config *initConfig) []linux.Rlimit {
+	var out []linux.Rlimit
+	for _, r := range config.FinalRlimits {
+		out = append(out, linux.Rlimit{Resource: r.Type, Cur: r.Soft, Max: r.Hard})
+	}
+	return out
+}
 
 // runPreExec runs PreExecHook when the process asks for it; a process that
 // asks for a hook the binary does not have does not run.

@@ -32,6 +32,11 @@ type Process struct {
 	// environment of the process.
 	PreExec []byte
 
+	// FinalRlimits (vetto) are set just before execve, after everything
+	// the init does (the PreExec step included): limits under which the
+	// init's Go code could not run, such as a small RLIMIT_AS.
+	FinalRlimits []configs.Rlimit
+
 	// Env specifies the environment variables for the process.
 	Env []string
 

@@ -177,5 +177,5 @@ func (l *linuxSetnsInit) Init() error {
 		return err
 	}
 	_ = fds.Close()
-	return linux.Exec(name, l.config.Args, l.config.Env)
+	return linux.ExecWithRlimits(name, l.config.Args, l.config.Env, finalRlimits(l.config))
 }

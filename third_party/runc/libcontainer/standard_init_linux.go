@@ -314,5 +314,5 @@ func (l *linuxStandardInit) Init() error {
 		return err
 	}
 	_ = fds.Close()
-	return linux.Exec(name, l.config.Args, l.config.Env)
+	return linux.ExecWithRlimits(name, l.config.Args, l.config.Env, finalRlimits(l.config))
 }

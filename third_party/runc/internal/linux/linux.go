@@ -2,6 +2,7 @@ package linux
 
 import (
 	"os"
+	"syscall"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -24,6 +25,50 @@ func Exec(cmd string, args, env []string) error {
 		return &os.PathError{Op: "exec", Path: cmd, Err: err}
 	}
 	return nil
+}
+
+// Rlimit is one resource limit for ExecWithRlimits.
+type Rlimit struct {
+	Resource int
+	Cur, Max uint64
+}
+
+// ExecWithRlimits (vetto) is Exec that sets limits at the last moment:
+// argv and envp are built first, then each limit is set and execve made
+// with raw system calls, so nothing allocates in between. A limit such as
+// RLIMIT_AS may be below what this Go process already maps; any allocation
+// after it (a readdir buffer, a new thread's stack) would be fatal.
+func ExecWithRlimits(cmd string, args, env []string, limits []Rlimit) error {
+	if len(limits) == 0 {
+		return Exec(cmd, args, env)
+	}
+	argv0, err := syscall.BytePtrFromString(cmd)
+	if err != nil {
+		return &os.PathError{Op: "exec", Path: cmd, Err: err}
+	}
+	argv, err := syscall.SlicePtrFromStrings(args)
+	if err != nil {
+		return &os.PathError{Op: "exec", Path: cmd, Err: err}
+	}
+	envv, err := syscall.SlicePtrFromStrings(env)
+	if err != nil {
+		return &os.PathError{Op: "exec", Path: cmd, Err: err}
+	}
+	rl := make([]unix.Rlimit, len(limits))
+	for i, l := range limits {
+		rl[i] = unix.Rlimit{Cur: l.Cur, Max: l.Max}
+	}
+	for i, l := range limits {
+		if _, _, e := unix.RawSyscall6(unix.SYS_PRLIMIT64, 0, uintptr(l.Resource), uintptr(unsafe.Pointer(&rl[i])), 0, 0, 0); e != 0 {
+			return os.NewSyscallError("prlimit", e)
+		}
+	}
+	for {
+		_, _, e := unix.RawSyscall(unix.SYS_EXECVE, uintptr(unsafe.Pointer(argv0)), uintptr(unsafe.Pointer(&argv[0])), uintptr(unsafe.Pointer(&envv[0])))
+		if e != unix.EINTR {
+			return &os.PathError{Op: "exec", Path: cmd, Err: e}
+		}
+	}
 }
 
 // Getwd wraps [unix.Getwd].

@@ -1,0 +1,361 @@
+package linux
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/vetto-dev/vetto-runtime/hooks"
+	"github.com/vetto-dev/vetto-runtime/relay"
+	"github.com/vetto-dev/vetto-runtime/runtime"
+)
+
+// RelayArg is the hidden command the runtime re-executes itself as to run
+// a container's egress relay: `vetto-runtime relay <state dir>`. The
+// state directory in argv is what teardown finds a relay by on the host.
+const RelayArg = "relay"
+
+// relayReadyTimeout bounds the wait for a started relay to harden itself
+// and say so.
+const relayReadyTimeout = 10 * time.Second
+
+// relayConfig is what the relay process reads, once, from its config fd:
+// the validated request and where each of its descriptors is.
+type relayConfig struct {
+	ID, Spec, Level string
+	Mode            string
+	Allow           []string
+	Resolvers       []string
+	HostAddrs       []netip.Addr
+	TestHosts       map[string][]netip.Addr
+	Exempt          []netip.Prefix
+	CheckSNI        bool
+	UID             uint32
+
+	ReadyFd, InitFd, StatsFd int
+	AuditFds                 []int
+	Listeners                []relayListener
+}
+
+type relayListener struct {
+	Name, Kind string
+	Fd         int
+	Stream     bool
+	Port       uint16
+}
+
+// relayConfigFd is where the relay finds its config: the first of
+// ExtraFiles.
+const relayConfigFd = 3
+
+func (c *relayConfig) settings() relay.Settings {
+	return relay.Settings{
+		Mode: relay.Mode(c.Mode), Allow: c.Allow, CheckSNI: c.CheckSNI,
+		Resolvers: c.Resolvers, HostAddrs: c.HostAddrs, TestHosts: c.TestHosts, Exempt: c.Exempt,
+	}
+}
+
+var _ runtime.RelayBackend = (*Backend)(nil)
+
+// StartRelay makes the relay's sockets in the init's network namespace,
+// checks them from the host and, when they pass, starts the relay process
+// with them and checks it too (runtime.RelayBackend).
+func (b *Backend) StartRelay(rc runtime.Container, req *runtime.RelayRequest) (_ *runtime.RelayProcess, checks []hooks.Result, retErr error) {
+	cfg := &relayConfig{
+		ID: req.ID, Spec: req.SpecHash, Level: req.Level, Mode: req.Mode, Allow: req.Allow,
+		Resolvers: req.Resolvers, HostAddrs: req.HostAddrs, TestHosts: req.TestHosts, Exempt: req.Exempt,
+		CheckSNI: req.CheckSNI, UID: req.UID,
+	}
+	// The relay would refuse the same settings after it started; say so
+	// before anything is made.
+	if _, err := relay.NewConfig(cfg.settings()); err != nil {
+		return nil, nil, runtime.Errorf(runtime.ErrInvalidInput, "relay settings: %w", err)
+	}
+	pid := rc.InitPid()
+	pidfd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("pidfd of init %d: %w", pid, err)
+	}
+	initFile := os.NewFile(uintptr(pidfd), "init-pidfd")
+	defer initFile.Close()
+	socks, err := makeRelaySockets(pidfd)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer closeSocks(socks)
+	plain := make([]hooks.RelaySocket, len(socks))
+	for i, s := range socks {
+		plain[i] = s.RelaySocket
+	}
+	checks = hooks.CheckRelaySockets(pid, plain)
+	// The namespace read from /proc/<pid> was the init's only if the
+	// init is still the process the pidfd holds.
+	if err := unix.PidfdSendSignal(pidfd, 0, nil, 0); err != nil {
+		return nil, nil, fmt.Errorf("init %d: %w", pid, err)
+	}
+	for _, r := range checks {
+		if r.Verdict != hooks.Pass {
+			return nil, checks, nil
+		}
+	}
+
+	// Descriptors the relay holds, in this order from fd 3.
+	files := []*os.File{nil}
+	add := func(f *os.File) int {
+		files = append(files, f)
+		return 2 + len(files)
+	}
+	cfgR, cfgW, err := os.Pipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer cfgR.Close()
+	defer cfgW.Close()
+	files[0] = cfgR
+	readyR, readyW, err := os.Pipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer readyR.Close()
+	defer readyW.Close()
+	cfg.ReadyFd = add(readyW)
+	cfg.InitFd = add(initFile)
+	stats, err := os.OpenFile(filepath.Join(req.Dir, runtime.RelayStatsFile), os.O_RDWR|os.O_CREATE|os.O_TRUNC|unix.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return nil, nil, fmt.Errorf("relay stats file: %w", err)
+	}
+	defer stats.Close()
+	cfg.StatsFd = add(stats)
+	for _, path := range req.AuditLogs {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+		if err != nil {
+			return nil, nil, fmt.Errorf("relay audit log: %w", err)
+		}
+		defer f.Close()
+		cfg.AuditFds = append(cfg.AuditFds, add(f))
+	}
+	for _, s := range socks {
+		cfg.Listeners = append(cfg.Listeners, relayListener{Name: s.Name, Kind: s.Kind, Stream: s.Stream, Port: s.Port, Fd: add(s.file)})
+	}
+	logFile, err := os.OpenFile(filepath.Join(req.Dir, runtime.RelayLogFile), os.O_WRONLY|os.O_APPEND|os.O_CREATE|unix.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return nil, nil, fmt.Errorf("relay log: %w", err)
+	}
+	defer logFile.Close()
+	data, err := json.Marshal(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+
+	cmd := &exec.Cmd{
+		Path:       req.Self,
+		Args:       []string{req.Self, RelayArg, req.Dir},
+		Env:        []string{},
+		Dir:        "/",
+		Stderr:     logFile,
+		ExtraFiles: files,
+		// Its own session: no terminal, no signal from the caller's
+		// process group; it outlives create and lives as long as the
+		// init.
+		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, nil, fmt.Errorf("start the relay process: %w", err)
+	}
+	defer func() {
+		if retErr != nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	}()
+	// Our copies of what is now the relay's.
+	cfgR.Close()
+	readyW.Close()
+	if _, err := cfgW.Write(data); err != nil {
+		return nil, nil, fmt.Errorf("write the relay's config: %w", err)
+	}
+	cfgW.Close()
+	if err := waitRelayReady(readyR); err != nil {
+		return nil, nil, fmt.Errorf("relay process %d: %w%s", cmd.Process.Pid, err, logTail(filepath.Join(req.Dir, runtime.RelayLogFile)))
+	}
+	p := &runtime.RelayProcess{Pid: cmd.Process.Pid}
+	ps, err := (hooks.ProcFacts{}).ProcStat(p.Pid)
+	if err != nil {
+		return nil, nil, fmt.Errorf("relay process %d: %w", p.Pid, err)
+	}
+	p.StartTime = ps.Start
+	checks = append(checks, hooks.CheckRelayProcess(p.Pid, req.UID))
+	// Reaped by whoever outlives it: this process when it is run's, in
+	// the foreground, else init once create exits.
+	go func() { _ = cmd.Wait() }()
+	return p, checks, nil
+}
+
+// waitRelayReady reads the relay's one line: "ready" once it is hardened
+// and listening, or what failed.
+func waitRelayReady(r *os.File) error {
+	if err := r.SetReadDeadline(time.Now().Add(relayReadyTimeout)); err != nil {
+		return err
+	}
+	line, err := io.ReadAll(io.LimitReader(r, 4096))
+	msg := strings.TrimSpace(string(line))
+	switch {
+	case msg == "ready":
+		return nil
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return fmt.Errorf("not ready after %s", relayReadyTimeout)
+	case msg != "":
+		return errors.New(strings.TrimPrefix(msg, "error: "))
+	case err != nil:
+		return err
+	}
+	return errors.New("exited before it was ready")
+}
+
+// logTail is the end of the relay's log, for an error message.
+func logTail(path string) string {
+	data, err := os.ReadFile(path)
+	if err != nil || len(bytes.TrimSpace(data)) == 0 {
+		return ""
+	}
+	data = bytes.TrimSpace(data)
+	if len(data) > 1024 {
+		data = data[len(data)-1024:]
+	}
+	return " (relay log: " + string(data) + ")"
+}
+
+// StopRelay makes sure no relay of the container in dir runs
+// (runtime.RelayBackend): the recorded one, by pidfd and start time,
+// waited for and killed if it outstays timeout; without a record, any
+// process on the host that runs this binary as that container's relay.
+func (b *Backend) StopRelay(dir string, p *runtime.RelayProcess, timeout time.Duration) (bool, error) {
+	if p != nil {
+		// The record is written right after the relay started, so a
+		// recorded relay is the only one there can be.
+		if err := stopRelayProcess(p.Pid, p.StartTime, timeout); err != nil {
+			return false, err
+		}
+		return true, nil
+	}
+	left, err := relaysOf(dir)
+	if err != nil {
+		return false, err
+	}
+	for _, pid := range left {
+		// A relay of this container that the record did not name (a
+		// create killed between starting it and recording it): it dies
+		// with the init as well; wait, then kill.
+		ps, err := (hooks.ProcFacts{}).ProcStat(pid)
+		if err != nil {
+			continue
+		}
+		start := ps.Start
+		if err := stopRelayProcess(pid, start, timeout); err != nil {
+			return false, err
+		}
+	}
+	if left, err = relaysOf(dir); err != nil || len(left) > 0 {
+		return false, err
+	}
+	return true, nil
+}
+
+// stopRelayProcess waits for the process pid that started at start to
+// exit, and kills it if it has not within timeout. A pid that is gone or
+// is another process now is done.
+func stopRelayProcess(pid int, start uint64, timeout time.Duration) error {
+	pidfd, err := unix.PidfdOpen(pid, 0)
+	if errors.Is(err, unix.ESRCH) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("pidfd of relay %d: %w", pid, err)
+	}
+	defer unix.Close(pidfd)
+	// After pidfd_open: if the start time still matches, the pidfd holds
+	// the relay, whatever happens to the pid from here on.
+	ps, err := (hooks.ProcFacts{}).ProcStat(pid)
+	if err != nil || ps.Start != start || ps.Gone() {
+		return nil
+	}
+	if exited(pidfd, timeout) {
+		return nil
+	}
+	if err := unix.PidfdSendSignal(pidfd, unix.SIGKILL, nil, 0); err != nil && !errors.Is(err, unix.ESRCH) {
+		return fmt.Errorf("kill relay %d: %w", pid, err)
+	}
+	if !exited(pidfd, time.Second) {
+		return fmt.Errorf("relay %d survived SIGKILL", pid)
+	}
+	return nil
+}
+
+// exited waits up to timeout for the process behind pidfd to exit.
+func exited(pidfd int, timeout time.Duration) bool {
+	deadline := time.Now().Add(timeout)
+	for {
+		left := time.Until(deadline)
+		if left < 0 {
+			left = 0
+		}
+		fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
+		n, err := unix.Poll(fds, int(left.Milliseconds()))
+		if err == nil {
+			return n > 0
+		}
+		if !errors.Is(err, unix.EINTR) || time.Now().After(deadline) {
+			return false
+		}
+	}
+}
+
+// relaysOf scans the host's processes for the relays of the container
+// whose state is in dir: argv exactly [*, "relay", dir], running this
+// very binary, and not yet exited (a zombie serves nothing).
+func relaysOf(dir string) ([]int, error) {
+	self, err := os.Stat("/proc/self/exe")
+	if err != nil {
+		return nil, err
+	}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, err
+	}
+	var out []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		argv, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err != nil {
+			continue
+		}
+		args := strings.Split(strings.TrimSuffix(string(argv), "\x00"), "\x00")
+		if len(args) != 3 || args[1] != RelayArg || args[2] != dir {
+			continue
+		}
+		exe, err := os.Stat("/proc/" + e.Name() + "/exe")
+		if err != nil || !os.SameFile(exe, self) {
+			continue
+		}
+		if ps, err := (hooks.ProcFacts{}).ProcStat(pid); err != nil || ps.Gone() {
+			continue
+		}
+		out = append(out, pid)
+	}
+	return out, nil
+}
