@@ -32,6 +32,7 @@ smp="${VM_SMP:-2}"
 mem="${VM_MEM:-2G}"
 timeout="${VM_TIMEOUT:-1200}"
 tests="${VM_TESTS:-.}"
+skip="${VM_SKIP:-}"
 rootless="${VM_ROOTLESS_TESTS:-^TestRootless}"
 
 say() { printf 'vm %s: %s\n' "$guest" "$*"; }
@@ -69,6 +70,7 @@ cp -a "$VM_IN" "$run/share/in"
 cp "$here/guest/run.sh" "$run/share/in/guest-run.sh"
 {
 	printf 'VM_TESTS=%q\n' "$tests"
+	printf 'VM_SKIP=%q\n' "$skip"
 	printf 'VM_ROOTLESS_TESTS=%q\n' "$rootless"
 	# The tests' own timeout ends before the host kills the guest, so a
 	# hang comes back with go test's goroutine dump instead of nothing.
@@ -149,7 +151,7 @@ if [ -s "$out/root.rc" ]; then
 		problems+=("only $((passed + failed + skipped)) of $selected selected root tests reported a result")
 	fi
 	if [ "$selected" = 0 ]; then
-		problems+=("VM_TESTS=$tests selects 0 tests")
+		problems+=("VM_TESTS=$tests VM_SKIP=$skip select 0 tests")
 	fi
 elif [ -s "$out/started" ]; then
 	problems+=("the root tests did not finish (no root.rc)")
@@ -173,13 +175,15 @@ fi
 	echo "guest=$guest"
 	echo "wall_s=$wall"
 	echo "boot_s=$boot"
+	echo "root_tests_s=$(fact root_tests_s)"
 	echo "passed=$passed failed=$failed skipped=$skipped"
 } >"$results/summary"
 
 say "$(fact os): kernel $(fact kernel), systemd $(fact systemd), $(fact cgroup_fs) [$(fact cgroup_controllers)], landlock $(fact landlock)"
 say "doctor: cgroup-mode $(fact doctor_cgroup_mode); cgroup.kill $(fact doctor_cgroup_kill)"
 say "user@1000: $(fact user_manager), controllers [$(fact user_controllers)], memory+pids delegated: $(fact user_delegated_memory_pids)"
-say "boot ${boot}s, wall ${wall}s; root: $selected selected; rootless: $rootless_line"
+say "boot ${boot}s, root tests $(fact root_tests_s)s, wall ${wall}s; root: $selected selected, not run (VM_SKIP): $(fact root_excluded)"
+say "rootless (as tester): $rootless_line"
 for f in root.log rootless.log; do
 	[ -f "$out/$f" ] || continue
 	grep -E '^\s*--- (FAIL|SKIP): ' "$out/$f" | sed "s/^/vm $guest: $f: /" || true

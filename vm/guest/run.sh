@@ -4,7 +4,7 @@
 # command line has vetto.vm=test. It is not part of the image, so changing
 # it does not rebuild one.
 #
-# Reads in/config (VM_TESTS, VM_ROOTLESS_TESTS, TEST_TIMEOUT), copies the
+# Reads in/config (VM_TESTS, VM_SKIP, VM_ROOTLESS_TESTS, TEST_TIMEOUT), copies the
 # binaries to the guest's own disk, writes the guest's facts, runs the
 # tests as root and then the rootless ones as the normal user "tester"
 # under its systemd user manager, and writes everything to out/ on the
@@ -77,15 +77,24 @@ testenv=(CI=true TESTONLY_VETTO_BINARY="$vetto")
 
 # How many tests each regex selects: a run that stops early (a crash, the
 # timeout) shows as tests that never reported.
-list() { env "${testenv[@]}" ./integration.test -test.list "$1" 2>/dev/null | grep -c '^Test' || true; }
-fact root_selected "$(list "$VM_TESTS")"
+# (-test.list ignores -test.skip: the skipped ones are taken out here.)
+names() { env "${testenv[@]}" ./integration.test -test.list "$1" 2>/dev/null | grep '^Test' || true; }
+list() { names "$1" | grep -c . || true; }
+root_names="$(names "$VM_TESTS")"
+if [ -n "$VM_SKIP" ]; then
+	fact root_excluded "$(echo "$root_names" | grep -E "$VM_SKIP" | xargs)"
+	root_names="$(echo "$root_names" | grep -vE "$VM_SKIP" || true)"
+fi
+fact root_selected "$(echo "$root_names" | grep -c . || true)"
 
-say "root: running tests matching $VM_TESTS"
+say "root: running tests matching $VM_TESTS, skipping $VM_SKIP"
+t0=$(date +%s)
 set +e
 env "${testenv[@]}" ./integration.test -test.v -test.count=1 -test.timeout "$TEST_TIMEOUT" \
-	-test.run "$VM_TESTS" >"$out/root.log" 2>&1
+	-test.run "$VM_TESTS" -test.skip "$VM_SKIP" >"$out/root.log" 2>&1
 echo $? >"$out/root.rc"
 set -e
+fact root_tests_s $(($(date +%s) - t0))
 say "root: exit $(cat "$out/root.rc")"
 
 # The normal user with a systemd user manager: lingering starts
@@ -115,6 +124,7 @@ else
 	say "rootless: running $n tests matching $VM_ROOTLESS_TESTS as $user"
 	# A transient unit of the user's own manager, with its cgroup
 	# delegated, as a rootless caller under systemd has it.
+	t0=$(date +%s)
 	set +e
 	runuser -u "$user" -- env XDG_RUNTIME_DIR="/run/user/$uid" \
 		systemd-run --user --wait --pipe --collect --quiet -p Delegate=yes \
@@ -123,5 +133,6 @@ else
 		-test.run "$VM_ROOTLESS_TESTS" >"$out/rootless.log" 2>&1 </dev/null
 	echo $? >"$out/rootless.rc"
 	set -e
+	fact rootless_tests_s $(($(date +%s) - t0))
 	say "rootless: exit $(cat "$out/rootless.rc")"
 fi
