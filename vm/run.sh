@@ -74,7 +74,9 @@ cp "$here/guest/run.sh" "$run/share/in/guest-run.sh"
 	printf 'VM_ROOTLESS_TESTS=%q\n' "$rootless"
 	# The tests' own timeout ends before the host kills the guest, so a
 	# hang comes back with go test's goroutine dump instead of nothing.
-	printf 'TEST_TIMEOUT=%ss\n' "$(((timeout - 120) / 2))"
+	tt=$(((timeout - 120) / 2))
+	[ "$tt" -ge 60 ] || tt=60
+	printf 'TEST_TIMEOUT=%s\n' "${VM_TEST_TIMEOUT:-${tt}s}"
 } >"$run/share/in/config"
 qemu-img create -q -f qcow2 -F raw -b "$image/rootfs.img" "$run/overlay.qcow2"
 
