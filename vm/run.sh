@@ -115,7 +115,7 @@ out="$run/share/out"
 
 # --- judge what came back -------------------------------------------------
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.0f", b - a }'; }
-fact() { sed -n "s/^$1=//p" "$out/facts" 2>/dev/null | tail -n 1; }
+fact() { sed -n "s/^$1=//p" "$out/facts" 2>/dev/null | tail -n 1 || true; }
 last_console() {
 	echo "--- last console lines ($guest) ---"
 	tail -n "${1:-25}" "$run/console.log" 2>/dev/null | tr -d '\r' || true
@@ -147,7 +147,7 @@ selected="$(fact root_selected)"
 if [ -s "$out/root.rc" ]; then
 	rc=$(cat "$out/root.rc")
 	if [ "$rc" != 0 ] && [ "$failed" = 0 ]; then
-		problems+=("the root test binary exited $rc with no failed test (crash or timeout; see root.log)")
+		problems+=("the root test binary exited $rc with no failed test (crash or timeout): $(grep -m1 -E '^(panic|fatal error):' "$out/root.log" || tail -n 1 "$out/root.log")")
 	fi
 	if [ -n "$selected" ] && [ $((passed + failed + skipped)) -lt "$selected" ]; then
 		problems+=("only $((passed + failed + skipped)) of $selected selected root tests reported a result")
@@ -181,11 +181,13 @@ fi
 	echo "passed=$passed failed=$failed skipped=$skipped"
 } >"$results/summary"
 
-say "$(fact os): kernel $(fact kernel), systemd $(fact systemd), $(fact cgroup_fs) [$(fact cgroup_controllers)], landlock $(fact landlock)"
-say "doctor: cgroup-mode $(fact doctor_cgroup_mode); cgroup.kill $(fact doctor_cgroup_kill)"
-say "user@1000: $(fact user_manager), controllers [$(fact user_controllers)], memory+pids delegated: $(fact user_delegated_memory_pids)"
-say "boot ${boot}s, root tests $(fact root_tests_s)s, wall ${wall}s; root: $selected selected, not run (VM_SKIP): $(fact root_excluded)"
-say "rootless (as tester): $rootless_line"
+if [ -s "$out/facts" ]; then
+	say "$(fact os): kernel $(fact kernel), systemd $(fact systemd), $(fact cgroup_fs) [$(fact cgroup_controllers)], landlock $(fact landlock)"
+	say "doctor: cgroup-mode $(fact doctor_cgroup_mode); cgroup.kill $(fact doctor_cgroup_kill)"
+	say "user@1000: $(fact user_manager), controllers [$(fact user_controllers)], memory+pids delegated: $(fact user_delegated_memory_pids)"
+	say "boot ${boot}s, root tests $(fact root_tests_s)s, wall ${wall}s; root: $selected selected, not run (VM_SKIP): $(fact root_excluded)"
+	say "rootless (as tester): $rootless_line"
+fi
 for f in root.log rootless.log; do
 	[ -f "$out/$f" ] || continue
 	grep -E '^\s*--- (FAIL|SKIP): ' "$out/$f" | sed "s/^/vm $guest: $f: /" || true
