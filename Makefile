@@ -28,7 +28,7 @@ export CGO_ENABLED := 1
 .PHONY: help deps build test unit integration lint cross demo install clean
 
 help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+	@grep -Eh '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
 
 deps: ## install the Debian packages the build and tests need (as root)
 	@missing=""; for p in $(DEB_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -86,3 +86,5 @@ install: build ## install the binary to $(PREFIX)/bin
 
 clean: ## remove build output
 	rm -rf bin
+
+include vm/vm.mk

@@ -184,7 +184,11 @@ func TestEventsAndUpdate(t *testing.T) {
 		t.Fatalf("events --stats: %+v", ev)
 	}
 	e.mustVetto("update", "--memory", "128m", "--pids-limit", "32", id)
-	if got, _ := os.ReadFile("/sys/fs/cgroup/pids/vetto-runtime/" + id + "/pids.max"); strings.TrimSpace(string(got)) != "32" {
+	pidsMax := "/sys/fs/cgroup/pids/vetto-runtime/" + id + "/pids.max" // the v1 controller (hybrid)
+	if !fileExists(pidsMax) {
+		pidsMax = "/sys/fs/cgroup/vetto-runtime/" + id + "/pids.max" // pure v2
+	}
+	if got, _ := os.ReadFile(pidsMax); strings.TrimSpace(string(got)) != "32" {
 		t.Errorf("pids.max after update = %q, want 32", got)
 	}
 	r = e.vettoIn([]byte(`{"memory":{"limit":100663296}}`), "update", "--resources", "-", id)

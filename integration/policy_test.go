@@ -26,7 +26,8 @@ import (
 // compiler writes Landlock rules (dev.vetto.landlock) for every fs right up
 // to ABI 5, and on a host whose ABI enforces them all the launch at level
 // standard applies them exactly; on an older kernel it is refused (125),
-// which is the point.
+// which is the point (TestLandlockHostABI), so there these tests accept
+// the degradation (landlock_abi_test.go sets --allow-degraded=landlock).
 var runFlags []string
 
 // policyProject makes a project directory with a planted secret in .env

@@ -154,7 +154,7 @@ func TestSeccompProfileTable(t *testing.T) {
 	buildSysprobe(t, p)
 	bundle, _ := e.compilePolicy(`extends = "default"`+"\n", p, "./sysprobe syscalls")
 
-	r := e.vetto("run", "--bundle", bundle, e.id())
+	r := e.vetto(append(append([]string{"run"}, runFlags...), "--bundle", bundle, e.id())...)
 	if r.code != 0 {
 		t.Fatalf("sysprobe under vetto's profile: %s", r)
 	}

@@ -140,8 +140,9 @@ func bind(src, dst string, ro bool) specs.Mount {
 
 // landlockIntent is a dev.vetto.landlock annotation that lets the process
 // write only under /tmp and read and execute everywhere: the policy's
-// intent, which the write canaries check the container against.
-const landlockIntent = `{"ruleset":{"handledAccessFS":65535},"rules":{"pathBeneath":[{"allowedAccess":258,"paths":["/tmp"]},{"allowedAccess":13,"paths":["/"]}]}}`
+// intent, which the write canaries check the container against. It
+// handles every fs right the host enforces (llAllFS).
+var landlockIntent = fmt.Sprintf(`{"ruleset":{"handledAccessFS":%d},"rules":{"pathBeneath":[{"allowedAccess":258,"paths":["/tmp"]},{"allowedAccess":13,"paths":["/"]}]}}`, llAllFS)
 
 // weakened are bundles each of which breaks exactly one boundary its own
 // annotations ask for, with the check that must catch it; the protected
