@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
@@ -36,7 +37,11 @@ func probeIfRequested(args []string) (code int, ok bool) {
 
 // verifyReport is `verify --format json`.
 type verifyReport struct {
-	ID           string         `json:"id"`
+	ID string `json:"id"`
+	// Posture is what the spec itself gives of the host away, beside
+	// the verdict: "isolated", or "weakened" and what.
+	Posture      string         `json:"posture"`
+	Weakened     []string       `json:"weakened,omitempty"`
 	Verification string         `json:"verification"`
 	Results      []hooks.Result `json:"results"`
 }
@@ -68,16 +73,34 @@ checks leave it running and not verified (exit 0, summary INCONCLUSIVE).`,
 				return verr
 			}
 			summary := summaryName(results)
+			posture, weakened := "", []string(nil)
+			if st, err := r.State(id); err == nil {
+				posture, weakened = st.Vetto.Posture, st.Vetto.Weakened
+			}
 			if format == "json" {
-				if err := json.NewEncoder(c.App.Writer).Encode(verifyReport{ID: id, Verification: summary, Results: results}); err != nil {
+				if err := json.NewEncoder(c.App.Writer).Encode(verifyReport{ID: id, Posture: posture, Weakened: weakened, Verification: summary, Results: results}); err != nil {
 					return err
 				}
 				return verr
+			}
+			// The posture first: a PASS says the container is what its
+			// spec says, and the spec may give the host away.
+			if posture != "" {
+				line := "posture: " + posture
+				if len(weakened) > 0 {
+					line += " (" + strings.Join(weakened, ", ") + ")"
+				}
+				fmt.Fprintln(c.App.Writer, line)
 			}
 			w := tabwriter.NewWriter(c.App.Writer, 4, 4, 2, ' ', 0)
 			fmt.Fprintln(w, "CHECK\tVERDICT\tEVIDENCE\tEXPECTED\tFOUND")
 			for _, res := range results {
 				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", res.Check, res.Verdict, res.Evidence, res.Expected, res.Found)
+			}
+			if posture == "weakened" {
+				// Never a clean PASS: the container is what its spec
+				// says, and the spec gives the host away.
+				summary += ", posture weakened"
 			}
 			fmt.Fprintf(w, "verification of %s: %s\n", id, summary)
 			if err := w.Flush(); err != nil {

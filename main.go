@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"github.com/sirupsen/logrus"
@@ -142,7 +143,17 @@ func configureLogging(c *cli.Context) error {
 		return runtime.Errorf(runtime.ErrInvalidInput, "invalid --log-format %q: want text or json", f)
 	}
 	if path := c.String("log"); path != "" {
-		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND|os.O_SYNC, 0o644)
+		// Never through a symlink planted at the log's name (a root
+		// runtime would append to whatever it points at); /dev/stderr
+		// and /proc/self/fd/N are links by design.
+		flags := os.O_CREATE | os.O_WRONLY | os.O_APPEND | os.O_SYNC
+		if !strings.HasPrefix(path, "/dev/") && !strings.HasPrefix(path, "/proc/self/fd/") {
+			flags |= oNoFollow
+		}
+		f, err := os.OpenFile(path, flags, 0o644)
+		if isSymlinkRefused(err) {
+			return runtime.Errorf(runtime.ErrInvalidInput, "--log %s is a symbolic link; vetto-runtime does not follow one there: name the file itself", path)
+		}
 		if err != nil {
 			return fmt.Errorf("open log file: %w", err)
 		}
@@ -175,6 +186,9 @@ func newRuntime(c *cli.Context) (*runtime.Runtime, error) {
 	}
 	if abs == "/" {
 		return nil, runtime.Errorf(runtime.ErrInvalidInput, "--root must not be /")
+	}
+	if err := runtime.CheckStateRoot(abs); err != nil {
+		return nil, err
 	}
 	r, err := runtime.New(abs, newBackend(), hostFacts(), logrus.Warnf)
 	if err != nil {

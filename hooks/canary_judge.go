@@ -104,7 +104,8 @@ func (cs *CanarySession) Judge(pid int, rootfs string, report ProbeReport, runEr
 	mounts, mErr := f.Mounts(pid)
 	for _, mp := range p.MaskedRead {
 		if mErr == nil {
-			obs.Masked[mp] = isMaskMount(mounts, mp)
+			null, _ := f.NullDevice(pid, mp)
+			obs.Masked[mp] = isMaskMount(mounts, mp, null)
 		}
 		if ok, err := f.Exists(pid, mp); err == nil {
 			obs.Present[mp] = ok
@@ -286,7 +287,7 @@ func newNonce() (string, error) {
 // covers it — a bind of the project listed after a mask in it would leave
 // the mask in the mount table and the secret in view (the policy-mode
 // issue, 12.5).
-func isMaskMount(mounts []Mount, p string) bool {
+func isMaskMount(mounts []Mount, p string, null bool) bool {
 	last := -1
 	for i, m := range mounts {
 		if m.Point == p {
@@ -297,7 +298,11 @@ func isMaskMount(mounts []Mount, p string) bool {
 		return false
 	}
 	m := mounts[last]
-	if m.Root != "/null" && !(m.FSType == "tmpfs" && m.ReadOnly) {
+	// What is mounted there must be the null device itself (what the host
+	// reads at the path is a character device 1:3), or a read-only tmpfs:
+	// never judged by the mount's source path, which an image can name
+	// (the CVE-2025-31133 class).
+	if !null && !(m.FSType == "tmpfs" && m.ReadOnly) {
 		return false
 	}
 	for _, later := range mounts[last+1:] {

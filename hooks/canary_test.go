@@ -268,21 +268,28 @@ func TestProbe(t *testing.T) {
 func TestIsMaskMountTopmost(t *testing.T) {
 	mask := Mount{Root: "/null", Point: "/p/.env", FSType: "devtmpfs"}
 	proj := Mount{Root: "/home/u/p", Point: "/p", FSType: "ext4"}
+	// null: what the host reads at the path is the null device.
 	tests := []struct {
-		name   string
-		mounts []Mount
-		want   bool
+		name       string
+		mounts     []Mount
+		null, want bool
 	}{
-		{"mask last", []Mount{proj, mask}, true},
-		{"parent bound again after the mask", []Mount{proj, mask, proj}, false},
-		{"/ mounted over everything", []Mount{proj, mask, {Root: "/", Point: "/", FSType: "ext4"}}, false},
-		{"an unrelated later mount", []Mount{proj, mask, {Root: "/", Point: "/p2", FSType: "tmpfs"}}, true},
-		{"a sibling with the same prefix", []Mount{proj, mask, {Root: "/", Point: "/p/.envx", FSType: "tmpfs"}}, true},
-		{"no mask", []Mount{proj}, false},
-		{"a writable tmpfs is no mask", []Mount{proj, {Root: "/", Point: "/p/.env", FSType: "tmpfs"}}, false},
+		{"mask last", []Mount{proj, mask}, true, true},
+		{"parent bound again after the mask", []Mount{proj, mask, proj}, false, false},
+		{"/ mounted over everything", []Mount{proj, mask, {Root: "/", Point: "/", FSType: "ext4"}}, false, false},
+		{"an unrelated later mount", []Mount{proj, mask, {Root: "/", Point: "/p2", FSType: "tmpfs"}}, true, true},
+		{"a sibling with the same prefix", []Mount{proj, mask, {Root: "/", Point: "/p/.envx", FSType: "tmpfs"}}, true, true},
+		{"no mask", []Mount{proj}, false, false},
+		{"a writable tmpfs is no mask", []Mount{proj, {Root: "/", Point: "/p/.env", FSType: "tmpfs"}}, false, false},
+		// A bind from a file the image named "null": its source path
+		// says null, the host reads a regular file there.
+		{"a file called null is no mask", []Mount{proj, {Root: "/null", Point: "/p/.env", FSType: "ext4"}}, false, false},
+		// The rootfs's own /dev/null (no /dev tmpfs): a null device bound
+		// from the image's filesystem is a mask.
+		{"the null device from the rootfs", []Mount{proj, {Root: "/rootfs/dev/null", Point: "/p/.env", FSType: "ext4"}}, true, true},
 	}
 	for _, tt := range tests {
-		if got := isMaskMount(tt.mounts, "/p/.env"); got != tt.want {
+		if got := isMaskMount(tt.mounts, "/p/.env", tt.null); got != tt.want {
 			t.Errorf("%s: isMaskMount = %v, want %v", tt.name, got, tt.want)
 		}
 	}

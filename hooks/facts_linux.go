@@ -185,6 +185,19 @@ func (ProcFacts) Exists(pid int, path string) (bool, error) {
 	return false, fmt.Errorf("stat %s in the root of pid %d: %w", path, pid, err)
 }
 
+func (ProcFacts) NullDevice(pid int, path string) (bool, error) {
+	dfd, err := inRoot(pid, filepath.Dir(path))
+	if err != nil {
+		return false, err
+	}
+	defer unix.Close(dfd)
+	var st unix.Stat_t
+	if err := unix.Fstatat(dfd, filepath.Base(path), &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return false, err
+	}
+	return st.Mode&unix.S_IFMT == unix.S_IFCHR && st.Rdev == unix.Mkdev(1, 3), nil
+}
+
 // removeInContainer removes the file at path as pid sees it (the canary
 // file a probe created).
 func removeInContainer(pid int, path string) error {
@@ -318,4 +331,64 @@ func acceptedSince(l net.Listener) (int, error) {
 		return n, cerr
 	}
 	return n, aerr
+}
+
+// ioctls of nsfs (linux/nsfs.h).
+const (
+	nsGetUserns = 0xb701 // _IO(0xb7, 0x1)
+	nsGetParent = 0xb702 // _IO(0xb7, 0x2)
+)
+
+// NestedIn: pid's user or pid namespace descends from ancestor (a
+// namespace of the same type), or its namespace of another type is owned
+// by a user namespace that descends from ancestor, the container's user
+// namespace (strictly: one owned by that user namespace itself may be the
+// host's, joined, and is not judged nested).
+func (ProcNamespaces) NestedIn(pid int, t specs.LinuxNamespaceType, ancestor NamespaceID) (bool, error) {
+	userns := ancestor
+	name, ok := procNames[t]
+	if !ok {
+		return false, fmt.Errorf("unknown namespace type %q", t)
+	}
+	fd, err := unix.Open("/proc/"+strconv.Itoa(pid)+"/ns/"+name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false, err
+	}
+	// The first step: a user namespace's parent, another's owner.
+	hierarchical := t == specs.UserNamespace || t == specs.PIDNamespace
+	op := uintptr(nsGetUserns)
+	if hierarchical {
+		op = nsGetParent
+	}
+	cur, err := nsIoctl(fd, op)
+	unix.Close(fd)
+	if err != nil {
+		return false, nil // no parent (the initial namespace) or none we may see
+	}
+	first := true
+	for {
+		var st unix.Stat_t
+		if err := unix.Fstat(cur, &st); err != nil {
+			unix.Close(cur)
+			return false, err
+		}
+		if (NamespaceID{Dev: uint64(st.Dev), Ino: st.Ino}) == userns { //nolint:unconvert // Dev is uint32 on some arches
+			unix.Close(cur)
+			return hierarchical || !first, nil
+		}
+		next, err := nsIoctl(cur, nsGetParent)
+		unix.Close(cur)
+		if err != nil {
+			return false, nil
+		}
+		cur, first = next, false
+	}
+}
+
+func nsIoctl(fd int, op uintptr) (int, error) {
+	r, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), op, 0)
+	if e != 0 {
+		return -1, e
+	}
+	return int(r), nil
 }

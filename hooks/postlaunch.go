@@ -2,7 +2,9 @@ package hooks
 
 import (
 	"fmt"
+	"io/fs"
 	"maps"
+	"path/filepath"
 	"slices"
 	"strconv"
 
@@ -22,6 +24,9 @@ type PostFacts interface {
 	// Exists reports whether path exists as pid sees it (through
 	// /proc/<pid>/root, without following a final symlink).
 	Exists(pid int, path string) (bool, error)
+	// NullDevice reports whether path, as pid sees it, is the null
+	// device (a character device 1:3), without opening it.
+	NullDevice(pid int, path string) (bool, error)
 	// FileDigest hashes the first MaxCanaryRead bytes of the regular file
 	// path under root, resolved without leaving root, and returns the
 	// digest and the number of bytes hashed.
@@ -30,6 +35,12 @@ type PostFacts interface {
 	CgroupProcs(dir string) ([]int, error)
 	// PidsInNamespace lists every host process in pid namespace ns.
 	PidsInNamespace(ns NamespaceID) ([]int, error)
+	// NestedIn reports whether pid's namespace of type t is nested in the
+	// container's: a user or pid namespace that descends from ancestor
+	// (the container's of that type), or another namespace owned by a
+	// user namespace that descends from ancestor (the container's user
+	// namespace) — one only a process inside the container could make.
+	NestedIn(pid int, t specs.LinuxNamespaceType, ancestor NamespaceID) (bool, error)
 }
 
 // ProcState is what /proc/<pid>/stat says of a process's life.
@@ -125,11 +136,20 @@ func Membership(pid int, b *Baseline, cgroups map[string]string, f PostFacts, sp
 		want := b.Namespaces[t]
 		r := Result{Check: "P2/namespace/" + t, Evidence: HostFact, Expected: want.String()}
 		got, err := f.Of(pid, specs.LinuxNamespaceType(t))
+		nested := false
+		if err == nil && got != want {
+			// A namespace the process made inside the container (a
+			// nested sandbox: unshare -U, then whatever that user
+			// namespace may own) is not drift; only one outside is.
+			nested, _ = f.NestedIn(pid, specs.LinuxNamespaceType(t), b.Namespaces[string(specs.UserNamespace)])
+		}
 		switch {
 		case err != nil:
 			r.Verdict, r.Found = Unavailable, err.Error()
 		case got != want && exited(pid, b, f):
 			r.Verdict, r.Found = Unavailable, "pid "+strconv.Itoa(pid)+" exited during verification"
+		case nested:
+			r.Verdict, r.Found = Pass, got.String()+", nested in the container's user namespace"
 		case got != want:
 			r.Verdict, r.Found = Fail, got.String()
 		default:
@@ -150,7 +170,16 @@ func Membership(pid int, b *Baseline, cgroups map[string]string, f PostFacts, sp
 			continue
 		}
 		in, err := f.InCgroup(dir, pid)
+		child := ""
+		if err == nil && !in {
+			// A nested runtime may move the init into a cgroup of the
+			// container's own subtree: still inside its limits and its
+			// cgroup.kill.
+			child = inSubtree(dir, pid, f)
+		}
 		switch {
+		case child != "":
+			r.Verdict, r.Found = Pass, "member of "+child+", inside the container's cgroup"
 		case err != nil:
 			r.Verdict, r.Found = Unavailable, err.Error()
 		case !in && exited(pid, b, f):
@@ -169,6 +198,23 @@ func Membership(pid int, b *Baseline, cgroups map[string]string, f PostFacts, sp
 		out = append(out, r)
 	}
 	return out
+}
+
+// inSubtree is the cgroup below dir (not dir itself) that holds pid, "" if
+// none does.
+func inSubtree(dir string, pid int, f PostFacts) string {
+	found := ""
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() || p == dir || found != "" {
+			return nil
+		}
+		if pids, err := f.CgroupProcs(p); err == nil && slices.Contains(pids, pid) {
+			found = p
+			return filepath.SkipAll
+		}
+		return nil
+	})
+	return found
 }
 
 // boundaryCgroup says whether leaving controller c's cgroup (c is "" for

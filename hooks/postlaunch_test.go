@@ -2,6 +2,7 @@ package hooks
 
 import (
 	"errors"
+	"os"
 	"testing"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
@@ -16,6 +17,8 @@ type fakePost struct {
 	exiting   bool
 	ns        map[specs.LinuxNamespaceType]NamespaceID
 	members   map[string]bool
+	nested    map[specs.LinuxNamespaceType]bool
+	procs     map[string][]int
 }
 
 func (f fakePost) ProcStat(int) (ProcState, error) {
@@ -33,6 +36,14 @@ func (f fakePost) Of(_ int, t specs.LinuxNamespaceType) (NamespaceID, error) {
 }
 
 func (f fakePost) InCgroup(dir string, _ int) (bool, error) { return f.members[dir], nil }
+
+func (f fakePost) NestedIn(_ int, t specs.LinuxNamespaceType, _ NamespaceID) (bool, error) {
+	return f.nested[t], nil
+}
+
+func (f fakePost) CgroupProcs(dir string) ([]int, error) { return f.procs[dir], nil }
+
+func (f fakePost) NullDevice(int, string) (bool, error) { return false, nil }
 
 // P1 and P2 fail for a process that is not the recorded one or moved, and
 // do not call an exit a breach.
@@ -64,6 +75,12 @@ func TestIdentityAndMembership(t *testing.T) {
 			f.ns["network"] = NamespaceID{Dev: 4, Ino: 9}
 		}, Unavailable, nil},
 		{"moved network namespace", 7, func(f *fakePost, _ map[string]string) { f.ns["network"] = NamespaceID{Dev: 4, Ino: 9} }, Pass, []string{"P2/namespace/network"}},
+		// unshare -U, then a network namespace of that user namespace: a
+		// nested sandbox inside the container, not drift.
+		{"nested user and network namespaces", 7, func(f *fakePost, _ map[string]string) {
+			f.ns["network"], f.ns["user"] = NamespaceID{Dev: 4, Ino: 9}, NamespaceID{Dev: 4, Ino: 10}
+			f.nested = map[specs.LinuxNamespaceType]bool{"network": true, "user": true}
+		}, Pass, nil},
 		{"left its cgroup", 7, func(f *fakePost, _ map[string]string) { f.members["/cg/c1"] = false }, Pass, []string{"P2/cgroup/unified"}},
 		{"backend reports another cgroup", 7, func(_ *fakePost, cg map[string]string) { cg[""] = "/cg/other" }, Pass, []string{"P2/cgroup/unified"}},
 	} {
@@ -134,6 +151,7 @@ type containFacts struct {
 	exiting       map[int]bool
 	inCgroupLater map[int]bool
 	looks         map[int]int
+	nestedPid     map[int]bool
 }
 
 func (f *containFacts) CgroupProcs(string) ([]int, error)          { return f.cgroup, nil }
@@ -141,12 +159,32 @@ func (f *containFacts) PidsInNamespace(NamespaceID) ([]int, error) { return f.ns
 func (f *containFacts) Of(pid int, _ specs.LinuxNamespaceType) (NamespaceID, error) {
 	return f.nsOf[pid], nil
 }
+func (f *containFacts) NestedIn(pid int, _ specs.LinuxNamespaceType, _ NamespaceID) (bool, error) {
+	return f.nestedPid[pid], nil
+}
 func (f *containFacts) ProcStat(pid int) (ProcState, error) {
 	return ProcState{State: 'S', Exiting: f.exiting[pid]}, nil
 }
 func (f *containFacts) InCgroup(_ string, pid int) (bool, error) {
 	f.looks[pid]++
 	return f.inCgroupLater[pid] && f.looks[pid] > 1, nil
+}
+
+// A nested runtime's child cgroup of the container's cgroup is inside it;
+// a sibling is not.
+func TestInSubtree(t *testing.T) {
+	dir := t.TempDir()
+	child := dir + "/nested/inner"
+	if err := os.MkdirAll(child, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f := fakePost{procs: map[string][]int{child: {7}}}
+	if got := inSubtree(dir, 7, f); got != child {
+		t.Fatalf("inSubtree = %q, want %q", got, child)
+	}
+	if got := inSubtree(dir, 8, f); got != "" {
+		t.Fatalf("inSubtree of a process elsewhere = %q", got)
+	}
 }
 
 // P4/contained fails for a live process on one side only, and not for one
@@ -164,6 +202,11 @@ func TestContained(t *testing.T) {
 		{"forked, not yet in cgroup.procs", func(f *containFacts) { f.ns = append(f.ns, 9); f.inCgroupLater[9] = true }, Pass},
 		{"joined from another pid namespace", func(f *containFacts) { f.cgroup = append(f.cgroup, 9); f.nsOf[9] = other }, Fail},
 		{"joined, exiting", func(f *containFacts) { f.cgroup = append(f.cgroup, 9); f.nsOf[9] = other; f.exiting[9] = true }, Pass},
+		{"in a nested pid namespace (a sandbox inside)", func(f *containFacts) {
+			f.cgroup = append(f.cgroup, 9)
+			f.nsOf[9] = other
+			f.nestedPid = map[int]bool{9: true}
+		}, Pass},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -147,6 +147,19 @@ func Restrictions(in LiveInput, f PostFacts) []Result {
 		if s.Process != nil && s.Process.NoNewPrivileges && st.NoNewPrivs != 1 {
 			wrong = append(wrong, fmt.Sprintf("pid %d: NoNewPrivs %d", pid, st.NoNewPrivs))
 		}
+		// A process in a user namespace of its own inside the
+		// container's (a nested sandbox) holds its capabilities there,
+		// over nothing of the container's; seccomp and no_new_privs it
+		// inherits all the same.
+		if in.Baseline != nil {
+			if u, ok := in.Baseline.Namespaces[string(specs.UserNamespace)]; ok {
+				if got, err := f.Of(pid, specs.UserNamespace); err == nil && got != u {
+					if nested, _ := f.NestedIn(pid, specs.UserNamespace, u); nested {
+						return wrong, true
+					}
+				}
+			}
+		}
 		for i, got := range []uint64{st.CapEff, st.CapPrm, st.CapBnd, st.CapInh, st.CapAmb} {
 			if extra := got &^ masks[i]; extra != 0 {
 				wrong = append(wrong, fmt.Sprintf("pid %d: %s has %s", pid, [...]string{"CapEff", "CapPrm", "CapBnd", "CapInh", "CapAmb"}[i], strings.Join(CapNames(extra), ",")))
@@ -239,6 +252,11 @@ func Contained(in LiveInput, f PostFacts) []Result {
 		}
 		if inCg {
 			if got, err := f.Of(pid, specs.PIDNamespace); err == nil && got != pidns {
+				// A nested sandbox's pid namespace, inside the container's,
+				// is the container's too.
+				if nested, _ := f.NestedIn(pid, specs.PIDNamespace, pidns); nested {
+					return ""
+				}
 				return fmt.Sprintf("pid %d in the cgroup but in pid namespace %s", pid, got)
 			}
 			return ""
@@ -324,10 +342,11 @@ func StillMasked(in LiveInput, f PostFacts) []Result {
 	for _, p := range plan.MaskedRead {
 		r := Result{Check: "P6/masked" + p, Evidence: HostFact, Expected: "masked or absent"}
 		present, err := f.Exists(in.Pid, p)
+		null, _ := f.NullDevice(in.Pid, p)
 		switch {
 		case mErr != nil:
 			r.Verdict, r.Found = Unavailable, mErr.Error()
-		case isMaskMount(mounts, p):
+		case isMaskMount(mounts, p, null):
 			r.Verdict, r.Found = Pass, "masked"
 		case err != nil:
 			r.Verdict, r.Found = Unavailable, err.Error()

@@ -50,6 +50,9 @@ func TestStrictShortJobsDoNotHang(t *testing.T) {
 	e := newEnv(t)
 	project, bundle := policyProject(e), e.tmpBundle()
 	e.mustVetto("spec", "--profile", "strict", "--project", project, "--bundle", bundle, "--", "ps", "-ef")
+	if r := e.vetto("run", "--dry-run", "-b", bundle, e.id()); r.code == 125 && strings.Contains(r.stderr, "Landlock ABI") {
+		t.Skipf("this kernel cannot honour a strict policy bundle: %s", strings.TrimSpace(r.stderr))
+	}
 	var bad []string
 	for i := 0; i < 50; i++ {
 		id := e.id()

@@ -3,6 +3,8 @@ package linux
 import (
 	"os"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/opencontainers/runc/libcontainer"
 	"github.com/sirupsen/logrus"
@@ -76,11 +78,33 @@ func (c *container) Exec(req *runtime.ExecRequest) (_ int, _ runtime.Foreground,
 	if err != nil {
 		return 0, nil, err
 	}
+	waitPastInit(pid)
 	if fg == nil {
 		io.close()
 		return pid, nil, nil
 	}
 	return pid, fg, nil
+}
+
+// initComm is what libcontainer names a process until it execs the
+// user's program.
+const initComm = "runc:[2:INIT]"
+
+// waitPastInit waits (at most 2 s) until pid has exec'd its program, or is
+// gone: libcontainer returns from Run once the setns init is ready, before
+// it applies the last restrictions and execs. Returning only then means
+// the pid file of a detached exec names the program, and nothing sees the
+// process half set up while exec still holds the container's lock.
+func waitPastInit(pid int) {
+	path := "/proc/" + strconv.Itoa(pid) + "/comm"
+	deadline := time.Now().Add(2 * time.Second)
+	for delay := 20 * time.Microsecond; time.Now().Before(deadline); delay = min(2*delay, time.Millisecond) {
+		comm, err := os.ReadFile(path)
+		if err != nil || strings.TrimSpace(string(comm)) != initComm {
+			return
+		}
+		time.Sleep(delay)
+	}
 }
 
 // preserveFDs passes the caller's fds 3..3+n-1 to the process. Each must be

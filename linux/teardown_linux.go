@@ -3,7 +3,9 @@ package linux
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -92,13 +94,44 @@ func (c *container) Teardown() (*hooks.Receipt, error) {
 		problem("destroy %q: %v", c.ID(), mapErr(err))
 	}
 	rec.CgroupRemoved = true
-	for _, dir := range st.CgroupPaths {
+	// Every claim checked: the cgroups libcontainer recorded, and the
+	// container's path in every cgroup hierarchy mounted here (a create
+	// interrupted before its state named them all left a cpuset one).
+	dirs := slices.Collect(maps.Values(st.CgroupPaths))
+	if p := c.lc.Config().Cgroups.Path; p != "" {
+		dirs = append(dirs, cgroupDirsOf(p)...)
+	}
+	slices.Sort(dirs)
+	for _, dir := range slices.Compact(dirs) {
 		if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
 			rec.CgroupRemoved = false
 			problem("cgroup %s still exists", dir)
 		}
 	}
 	return rec, nil
+}
+
+// cgroupDirsOf is path in every cgroup and cgroup2 hierarchy this
+// process's mount table shows.
+func cgroupDirsOf(path string) []string {
+	data, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, line := range strings.Split(string(data), "\n") {
+		left, right, ok := strings.Cut(line, " - ")
+		if !ok {
+			continue
+		}
+		fstype, _, _ := strings.Cut(right, " ")
+		f := strings.Fields(left)
+		if len(f) < 5 || (fstype != "cgroup" && fstype != "cgroup2") {
+			continue
+		}
+		out = append(out, filepath.Join(f[4], path))
+	}
+	return out
 }
 
 // killCgroup kills every process of m's cgroups and says how many there

@@ -3,6 +3,7 @@ package runtime
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/user"
@@ -374,7 +375,18 @@ func loadBundle(bundle string) (string, *specs.Spec, error) {
 	if !fi.IsDir() {
 		return "", nil, Errorf(ErrInvalidInput, "bundle %s: not a directory", abs)
 	}
-	data, err := os.ReadFile(filepath.Join(abs, spec.ConfigFile))
+	// Bounded before it is read: a config.json of hundreds of MiB would
+	// cost gigabytes and seconds before anything is decided.
+	cfg := filepath.Join(abs, spec.ConfigFile)
+	if fi, err := os.Stat(cfg); err == nil && fi.Size() > spec.MaxConfigSize {
+		return "", nil, Errorf(ErrInvalidInput, "bundle %s: config.json is %d bytes, over the %d this runtime reads", abs, fi.Size(), spec.MaxConfigSize)
+	}
+	f, err := os.Open(cfg)
+	if err != nil {
+		return "", nil, Errorf(ErrInvalidInput, "bundle %s: %w", abs, err)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, spec.MaxConfigSize+1))
+	f.Close()
 	if err != nil {
 		return "", nil, Errorf(ErrInvalidInput, "bundle %s: %w", abs, err)
 	}

@@ -127,13 +127,14 @@ func (e Evidence) forgetFrozen(root, id string) {
 	}
 }
 
-// readNoFollow reads path (at most 1 MiB), refusing a symlink at its last
-// component.
+// readNoFollow reads path (at most 16 MiB: a frozen spec is bounded well
+// below, spec.MaxConfigSize plus what the runtime adds), refusing a
+// symlink at its last component.
 func readNoFollow(path string) ([]byte, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|oNoFollow, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return io.ReadAll(io.LimitReader(f, 1<<20))
+	return io.ReadAll(io.LimitReader(f, 16<<20))
 }

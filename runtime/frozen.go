@@ -3,7 +3,6 @@ package runtime
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
@@ -28,7 +27,7 @@ func (s Store) freezeSpecLocked(id string, f *frozenSpec) error {
 // readSpec loads the stored frozen spec and checks it against the hash
 // recorded at create; any difference is ErrSpecMismatch.
 func (s Store) readSpec(rec *Record) (*specs.Spec, error) {
-	data, err := os.ReadFile(filepath.Join(s.dir(rec.ID), specFileName))
+	data, err := readNoFollow(filepath.Join(s.dir(rec.ID), specFileName))
 	if err != nil {
 		return nil, fmt.Errorf("read effective spec of %q: %w", rec.ID, err)
 	}

@@ -3,8 +3,10 @@
 package runtime
 
 import (
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"golang.org/x/sys/unix"
 )
@@ -31,4 +33,39 @@ func privateDir(d string) error {
 		return fmt.Errorf("%s has mode %o: writable by others", d, st.Mode&0o7777)
 	}
 	return nil
+}
+
+// CheckStateRoot refuses a state root another user could write into: one
+// not owned by this user, or writable by group or others, or below a
+// directory others can write without the sticky bit (a sticky /tmp holding
+// a root of this user's is fine). A record or backend state planted there
+// would have this runtime — root, often — kill the pid it names and run
+// the hooks it lists. Components that do not exist yet are made 0700.
+func CheckStateRoot(root string) error {
+	for d, first := root, true; ; d, first = filepath.Dir(d), false {
+		var st unix.Stat_t
+		err := unix.Lstat(d, &st)
+		if errors.Is(err, unix.ENOENT) {
+			if d == filepath.Dir(d) {
+				return nil
+			}
+			continue
+		}
+		if err != nil {
+			return Errorf(ErrInvalidInput, "state root %s: %s: %w", root, d, err)
+		}
+		if first && st.Mode&unix.S_IFMT == unix.S_IFDIR {
+			if int(st.Uid) != os.Geteuid() {
+				return Errorf(ErrInvalidInput, "state root %s is owned by uid %d, not this user (%d): another user's records would be trusted; use a root of your own", root, st.Uid, os.Geteuid())
+			}
+			if st.Mode&0o022 != 0 {
+				return Errorf(ErrInvalidInput, "state root %s has mode %o: others could plant records there; chmod 700 it", root, st.Mode&0o777)
+			}
+		} else if err := privateDir(d); err != nil {
+			return Errorf(ErrInvalidInput, "state root %s: %v: others could replace it", root, err)
+		}
+		if d == filepath.Dir(d) {
+			return nil
+		}
+	}
 }

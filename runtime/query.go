@@ -28,11 +28,13 @@ type StateView struct {
 
 // VettoView is vetto's part of the state.
 type VettoView struct {
-	State    State    `json:"state"`
-	Backend  string   `json:"backend"`
-	Level    Level    `json:"level"`
-	SpecHash string   `json:"specHash,omitempty"`
-	Degraded []string `json:"degraded,omitempty"`
+	State State `json:"state"`
+	// LastState is the record's state when State is Exited.
+	LastState State    `json:"lastState,omitempty"`
+	Backend   string   `json:"backend"`
+	Level     Level    `json:"level"`
+	SpecHash  string   `json:"specHash,omitempty"`
+	Degraded  []string `json:"degraded,omitempty"`
 	// Posture is "isolated", or "weakened" with Weakened naming what the
 	// spec gives of the host away.
 	Posture  string   `json:"posture"`
@@ -99,6 +101,9 @@ func (r *Runtime) State(id string) (*StateView, error) {
 	v.Status = status
 	if status != StatusStopped {
 		v.Pid = c.InitPid()
+	} else if rec.State == StateRunning || rec.State == StateVerifiedRuntime {
+		// Verified while it ran; it does not run now.
+		v.Vetto.State, v.Vetto.LastState = StateExited, rec.State
 	}
 	return v, nil
 }

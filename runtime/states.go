@@ -15,6 +15,11 @@ const (
 	StateVerifiedRuntime State = "VerifiedRuntime"
 	StateTerminating     State = "Terminating"
 	StateTerminated      State = "Terminated"
+	// StateExited is no state of the machine: `state` shows it for a
+	// container whose process has exited while the record still says
+	// Running or VerifiedRuntime (nothing writes on an exit), with the
+	// record's state as lastState.
+	StateExited State = "Exited"
 
 	// Fatal states end the container; a retry is a new create.
 	StateBackendUnavailable      State = "BackendUnavailable"

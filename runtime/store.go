@@ -184,7 +184,7 @@ func (s Store) tryLockContainer(id string) (*lock, error) {
 // readRecord loads container id's record. A directory with no record is a
 // create that has not got far (or died early): not a container yet.
 func (s Store) readRecord(id string) (*Record, error) {
-	data, err := os.ReadFile(filepath.Join(s.dir(id), recordFile))
+	data, err := readNoFollow(filepath.Join(s.dir(id), recordFile))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%q: %w", id, ErrNotExist)

@@ -23,6 +23,12 @@ func Parse(data []byte) (*specs.Spec, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, errors.New("config.json is empty")
 	}
+	if len(data) > MaxConfigSize {
+		return nil, fmt.Errorf("config.json is %d bytes, over the %d this runtime reads", len(data), MaxConfigSize)
+	}
+	if err := CheckKeys(data); err != nil {
+		return nil, err
+	}
 	var s specs.Spec
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&s); err != nil {

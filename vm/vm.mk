@@ -7,13 +7,14 @@ VM_GUESTS ?= bookworm trixie
 # What runs as root in each guest: `go test -run VM_TESTS -skip VM_SKIP`
 # over the integration tests. The default is all of them but what needs
 # what the guests do not have (containerd, podman and runc for TestClient*
-# and the verify-under-clients tests; gcc, git and a Go toolchain for
-# TestPolicyToolchains) and the rootless ones, which run as the user
+# and the verify-under-clients tests; gcc and a Go toolchain for
+# TestPolicyToolchains; curl, npm, pip, node and java for
+# TestRelayAllowTools) and the rootless ones, which run as the user
 # below: about 5 minutes a guest under emulation (docs/testing.md). It
 # covers lifecycle, teardown and escapers, levels, policy mode,
 # verification, Landlock at the guest's ABI and --systemd-cgroup.
 VM_TESTS ?= .
-VM_SKIP  ?= ^(TestClient.*|TestVerifyUnderContainerd|TestVerifyHooksUnderRunc|TestPolicyToolchains|TestRootless.*)$$
+VM_SKIP  ?= ^(TestClient.*|TestVerifyUnderContainerd|TestVerifyHooksUnderRunc|TestPolicyToolchains|TestRelayAllowTools|TestRootless.*)$$
 # What runs as the normal user under its systemd user manager; "0 tests"
 # is reported as such, never as a pass.
 VM_ROOTLESS_TESTS ?= ^TestRootless

@@ -1,0 +1,7 @@
+package main
+
+// oNoFollow: Windows opens have no such flag; the runtime's files there
+// are its own.
+const oNoFollow = 0
+
+func isSymlinkRefused(error) bool { return false }

@@ -1,0 +1,295 @@
+//go:build linux
+
+package integration
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+)
+
+// Isolation-breaking flags of the clients (21): each runs at the default
+// level with a weakened posture that names what it gives away — never a
+// clean PASS — and the operator floor rule for it refuses it with 126.
+// On ac83dfa each ran VerifiedRuntime/PASS with nothing said.
+func TestClientPodmanPostureAndFloor(t *testing.T) {
+	p := clientStartPodman(t)
+	cases := []struct {
+		name  string
+		flags []string
+		floor string // runtime.toml that refuses it
+		rule  string
+	}{
+		{"privileged", []string{"--privileged"}, "[forbid]\nprivileged = true\n", "floor.forbid.privileged"},
+		{"seccomp unconfined", []string{"--security-opt", "seccomp=unconfined"}, "[forbid]\nno_seccomp = true\n", "floor.forbid.no-seccomp"},
+		{"cap-add ALL", []string{"--cap-add", "ALL"}, "[forbid]\nprivileged = true\n", "floor.forbid.privileged"},
+		{"host pid", []string{"--pid", "host"}, "[forbid]\nhost_namespaces = true\n", "floor.forbid.host-namespaces"},
+		{"host network", []string{"--network", "host"}, "[forbid]\nhost_namespaces = true\n", "floor.forbid.host-namespaces"},
+		{"bind of /", []string{"-v", "/:/host"}, "[allow]\nbind_sources = [\"/srv/vetto-none\"]\n", "floor.allow.bind-sources"},
+		{"unmask=ALL", []string{"--security-opt", "unmask=ALL"}, "[require]\ndefault_masks = true\n", "floor.require.default-masks"},
+	}
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			id := strings.TrimSpace(p.mustPodman(append(append([]string{"--runtime", binary, "run", "-d"}, tc.flags...), "--rootfs", p.rootfs, "sleep", "100")...).stdout)
+			st := clientVettoState(t, p.dir, "", id)
+			v, _ := st["vetto"].(map[string]any)
+			line, _ := v["launchLine"].(string)
+			if v["posture"] != "weakened" || len(fmt.Sprint(v["weakened"])) < 3 || !strings.Contains(line, "posture=weakened") {
+				t.Errorf("podman run %v: posture %v %v, launch line %q; want weakened, named", tc.flags, v["posture"], v["weakened"], line)
+			}
+			p.mustPodman("rm", "-f", "-t", "0", id)
+
+			dir := filepath.Join(p.dir, fmt.Sprint("floor-", i))
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			rt := configuredRuntime(t, dir, tc.floor)
+			r := p.podman(append(append([]string{"--runtime", rt, "run", "--rm"}, tc.flags...), "--rootfs", p.rootfs, "true")...)
+			if r.code != 126 || !strings.Contains(r.stderr, "["+tc.rule+"]") {
+				t.Errorf("podman run %v under a floor with %q: %s; want 126 naming [%s]", tc.flags, tc.floor, r, tc.rule)
+			}
+		})
+	}
+}
+
+// The same under containerd: ctr run --privileged and a read-write bind
+// of / are weakened, and refused by the floor.
+func TestClientContainerdPostureAndFloor(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		flags []string
+		floor string
+		rule  string
+	}{
+		{"privileged", []string{"--privileged"}, "[forbid]\nprivileged = true\n", "floor.forbid.privileged"},
+		{"bind of /", []string{"--mount", "type=bind,src=/,dst=/host,options=rbind:rw"}, "[allow]\nbind_sources = [\"/srv/vetto-none\"]\n", "floor.allow.bind-sources"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := clientStartContainerd(t, "")
+			id := c.newID("weak")
+			c.mustCtr(c.run(append([]string{"-d"}, tc.flags...), id, "sleep", "100")...)
+			st := clientVettoState(t, c.dir, c.vettoRoot(c.ns), id)
+			if v, _ := st["vetto"].(map[string]any); v["posture"] != "weakened" {
+				t.Errorf("ctr run %v: posture %v, want weakened", tc.flags, v["posture"])
+			}
+			c.mustCtr("task", "kill", "-s", "KILL", id)
+			c.waitTask(id, "STOPPED")
+			c.mustCtr("task", "rm", id)
+			c.mustCtr("containers", "rm", id)
+
+			c.runtime = configuredRuntime(t, c.dir, tc.floor)
+			refused := c.newID("refused")
+			r := c.ctr(c.run(append([]string{"--rm"}, tc.flags...), refused, "true")...)
+			if r.code == 0 || !strings.Contains(r.stderr, "["+tc.rule+"]") {
+				t.Errorf("ctr run %v under a floor: %s; want a refusal naming [%s]", tc.flags, r, tc.rule)
+			}
+			c.assertDeleted(refused)
+		})
+	}
+}
+
+// One reading of config.json (21): duplicate keys and keys that differ
+// from the spec's only by case are refused at every level, naming the key,
+// with nothing left. On ac83dfa both ran (Go's decoder took the last, and
+// the case-variant key as the field).
+func TestConfigKeysReadOneWay(t *testing.T) {
+	for _, tc := range []struct{ name, edit, want string }{
+		{"duplicate key", `"noNewPrivileges": true, "noNewPrivileges": false,`, "process.noNewPrivileges appears twice"},
+		{"case-variant key", `"NoNewPrivileges": false,`, "process.NoNewPrivileges is the spec's"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			b := e.bundle([]string{"true"}, nil)
+			cfg := filepath.Join(b, "config.json")
+			data, err := os.ReadFile(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			text := strings.Replace(string(data), `"process": {`, `"process": {`+tc.edit, 1)
+			if text == string(data) {
+				t.Fatal("the bundle has no process object to edit")
+			}
+			if err := os.WriteFile(cfg, []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			id := e.id()
+			r := e.vetto("run", "-b", b, id)
+			if r.code != 1 || !strings.Contains(r.stderr, tc.want) || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+				t.Fatalf("run: %s; want exit 1, one line naming %q", r, tc.want)
+			}
+			e.assertNothingLeft(id)
+		})
+	}
+}
+
+// A config.json over the bound is refused before it is read (21: 256 MiB
+// cost 4.25 GB and 35 s).
+func TestConfigTooLarge(t *testing.T) {
+	e := newEnv(t)
+	b := e.bundle([]string{"true"}, nil)
+	f, err := os.OpenFile(filepath.Join(b, "config.json"), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(256 << 20); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	start := time.Now()
+	r := e.vetto("run", "-b", b, e.id())
+	if r.code != 1 || !strings.Contains(r.stderr, "over the") {
+		t.Fatalf("run of a 256 MiB config.json: %s; want exit 1 naming the bound", r)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("refusing a 256 MiB config.json took %s", d)
+	}
+}
+
+// The runtime's own files cannot be turned against it (21): a state root
+// another user can write is refused before any record in it is believed,
+// and --log and --audit-log do not follow a symlink planted at their name.
+// On ac83dfa root trusted the planted record and appended to the victim.
+func TestRuntimeFilesNotTurnedAgainstIt(t *testing.T) {
+	e := newEnv(t)
+	// A root owned by another user (uid 4242), holding a planted record.
+	root := filepath.Join(e.tmp, "userroot")
+	planted := filepath.Join(root, "planted")
+	if err := os.MkdirAll(planted, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rec, _ := json.Marshal(map[string]any{"id": "planted", "state": "Running", "bundle": "/", "backend": "linux"})
+	if err := os.WriteFile(filepath.Join(planted, "vetto.json"), rec, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{root, planted, filepath.Join(planted, "vetto.json")} {
+		if err := os.Chown(p, 4242, 4242); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{{"state", "planted"}, {"delete", "--force", "planted"}, {"list"}} {
+		r := e.runCmd(exec.Command(binary, append([]string{"--root", root}, args...)...))
+		if r.code != 1 || !strings.Contains(r.stderr, "owned by uid 4242") {
+			t.Errorf("%v in a root uid 4242 owns: %s; want exit 1 refusing the root", args, r)
+		}
+	}
+	// A root others may write.
+	open := filepath.Join(e.tmp, "openroot")
+	if err := os.Mkdir(open, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	_ = os.Chmod(open, 0o777)
+	if r := e.runCmd(exec.Command(binary, "--root", open, "list")); r.code != 1 || !strings.Contains(r.stderr, "others could plant records") {
+		t.Errorf("list in a 0777 root: %s; want exit 1", r)
+	}
+
+	// --log and --audit-log planted as symlinks to a victim file.
+	victim := filepath.Join(e.tmp, "victim")
+	if err := os.WriteFile(victim, []byte("untouched\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, flag := range []string{"--log", "--audit-log"} {
+		link := filepath.Join(e.tmp, "link"+flag)
+		if err := os.Symlink(victim, link); err != nil {
+			t.Fatal(err)
+		}
+		id := e.id()
+		r := e.vetto(flag, link, "run", "-b", e.bundle([]string{"true"}, nil), id)
+		if r.code == 0 {
+			t.Errorf("run %s <symlink>: %s; want a refusal", flag, r)
+		}
+		e.vetto("delete", "--force", id)
+	}
+	if data, _ := os.ReadFile(victim); string(data) != "untouched\n" {
+		t.Fatalf("the victim behind the planted symlinks was written: %q", data)
+	}
+}
+
+// state of a container whose process exited says so (21: it kept saying
+// VerifiedRuntime).
+func TestStateOfExitedContainer(t *testing.T) {
+	e := newEnv(t)
+	id := e.id()
+	e.mustVetto("run", "-d", "-b", e.bundle([]string{"sleep", "0.3"}, nil), id)
+	defer e.vetto("delete", "--force", id)
+	e.waitStatus(id, "stopped")
+	st := e.vettoState(id)
+	if st["state"] != "Exited" || st["lastState"] != "VerifiedRuntime" {
+		t.Fatalf("state of an exited container: %v; want Exited, lastState VerifiedRuntime", st)
+	}
+}
+
+// strict means isolated by itself (21): each isolation-breaking field on
+// an otherwise strict bundle is refused at strict with its rule (125),
+// and by the matching floor rule at standard (126); nothing is left. On
+// ac83dfa the proc2 mount, the block device and the hooks ran at strict
+// under every floor rule there was.
+func TestStrictRefusals(t *testing.T) {
+	major, minor := int64(7), int64(0) // loop0: a host block device
+	cases := []struct {
+		name        string
+		edit        func(*specs.Spec)
+		rule, floor string
+		floorRule   string
+	}{
+		{"second proc mount", func(s *specs.Spec) {
+			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/proc2", Type: "proc", Source: "proc"})
+		}, "strict.mounts.kernel", "[forbid]\nextra_kernel_mounts = true\n", "floor.forbid.extra-kernel-mounts"},
+		{"host block device", func(s *specs.Spec) {
+			s.Linux.Devices = append(s.Linux.Devices, specs.LinuxDevice{Path: "/dev/hostdisk", Type: "b", Major: major, Minor: minor})
+			s.Linux.Resources.Devices = append(s.Linux.Resources.Devices, specs.LinuxDeviceCgroup{Allow: true, Type: "b", Major: &major, Minor: &minor, Access: "rw"})
+		}, "strict.devices", "[forbid]\ndevices = true\n", "floor.forbid.devices"},
+		{"bind of host /etc", func(s *specs.Spec) {
+			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/host-etc", Type: "bind", Source: "/etc", Options: []string{"rbind", "ro"}})
+		}, "strict.mounts.bind-source", "[allow]\nbind_sources = [\"/srv/vetto-none\"]\n", "floor.allow.bind-sources"},
+		{"bundle hook", func(s *specs.Spec) {
+			s.Hooks = &specs.Hooks{CreateRuntime: []specs.Hook{{Path: "/bin/true"}}}
+		}, "strict.hooks", "[forbid]\nhooks = true\n", "floor.forbid.hooks"},
+		{"fewer masks", func(s *specs.Spec) { s.Linux.MaskedPaths = nil }, "strict.masks.default", "[require]\ndefault_masks = true\n", "floor.require.default-masks"},
+		{"host sysctl", func(s *specs.Spec) {
+			s.Linux.Sysctl = map[string]string{"kernel.core_pattern": "|/tmp/x"}
+		}, "strict.sysctl.host", "[forbid]\nhost_sysctls = true\n", "floor.forbid.host-sysctls"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			b := e.bundle([]string{"true"}, edits(strictSpec, tc.edit))
+			id := e.id()
+			r := e.vetto("run", "--security-level", "strict", "-b", b, id)
+			if r.code != 125 || !strings.Contains(r.stderr, "["+tc.rule+"]") {
+				t.Fatalf("strict run: %s; want 125 naming [%s]", r, tc.rule)
+			}
+			e.assertNothingLeft(id)
+			conf := filepath.Join(e.tmp, "floor.toml")
+			if err := os.WriteFile(conf, []byte(tc.floor), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			id = e.id()
+			r = e.vetto("--config", conf, "run", "-b", b, id)
+			if r.code != 126 || !strings.Contains(r.stderr, "["+tc.floorRule+"]") {
+				t.Fatalf("run under a floor with %q: %s; want 126 naming [%s]", tc.floor, r, tc.floorRule)
+			}
+			e.assertNothingLeft(id)
+		})
+	}
+}
+
+// A bundle that claims an isolated posture it lacks is refused at every
+// level (posture.annotation).
+func TestPostureAnnotation(t *testing.T) {
+	e := newEnv(t)
+	id := e.id()
+	r := e.vetto("run", "-b", e.bundle([]string{"true"}, edits(withoutNamespace(specs.PIDNamespace), func(s *specs.Spec) {
+		s.Annotations = map[string]string{"dev.vetto.posture": "isolated"}
+	})), id)
+	if r.code != 125 || !strings.Contains(r.stderr, "[posture.annotation]") {
+		t.Fatalf("run of a host-pid bundle annotated isolated: %s; want 125 naming [posture.annotation]", r)
+	}
+	e.assertNothingLeft(id)
+}
