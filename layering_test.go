@@ -12,7 +12,7 @@ import (
 
 const module = "github.com/vetto-dev/vetto-runtime"
 
-// rules is DESIGN.md §2: spec ← hooks ← runtime ← linux|darwin|windows ←
+// rules is docs/architecture.md: spec ← hooks ← runtime ← linux|darwin|windows ←
 // main, libcontainer only in linux/, no CLI library below main, and
 // integration/ imports nothing of ours. Each package lists the module
 // packages and third-party prefixes it may import; the standard library is
@@ -53,7 +53,7 @@ var rules = map[string]struct {
 }
 
 // pure packages decide from their inputs alone: no syscalls, files,
-// environment, clock or network of their own (DESIGN.md §2), so that what
+// environment, clock or network of their own (docs/architecture.md), so that what
 // they decide can be tested as a table and fuzzed.
 var pure = map[string]bool{"spec": true, "runtime/launch": true}
 
@@ -126,7 +126,7 @@ func checkImport(pkg, imp string, ours, thirdParty []string) string {
 				return ""
 			}
 		}
-		return "breaks the layering of DESIGN.md §2"
+		return "breaks the layering of docs/architecture.md"
 	}
 	first := strings.SplitN(imp, "/", 2)[0]
 	if !strings.Contains(first, ".") {

@@ -10,7 +10,7 @@ import (
 	"github.com/vetto-dev/vetto-runtime/spec"
 )
 
-// spec cannot import relay (DESIGN.md §2), so the policy compiler checks
+// spec cannot import relay (docs/architecture.md), so the policy compiler checks
 // network rules and writes the proxy variables with its own copies of the
 // relay's code. These tests keep the copies and the originals the same.
 

@@ -1,6 +1,6 @@
 // Package darwin is vetto-runtime's macOS backend: a Seatbelt profile
 // (SBPL) compiled from the OCI spec and launched through sandbox-exec,
-// held until start, killed by process group (DESIGN.md §9).
+// held until start, killed by process group (docs/platforms.md).
 //
 // The translator (spec → Plan: profile, parameters, refusals,
 // degradations) and the judges of what the host reads are pure and carry

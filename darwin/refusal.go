@@ -26,7 +26,7 @@ type Degradation struct {
 	Rule    string `json:"rule"`
 	Reason  string `json:"reason"`
 	// Standard: the standard level accepts it without an opt-in. Only
-	// degraded-cleanup is so (DESIGN.md §9: no pid namespace on darwin,
+	// degraded-cleanup is so (docs/platforms.md: no pid namespace on darwin,
 	// so cleanup is best-effort and reported, and only strict refuses).
 	Standard bool `json:"standard,omitempty"`
 }
@@ -35,7 +35,7 @@ func (d Degradation) String() string { return d.Feature + ": " + d.Reason }
 
 // Note is something the container gets less of than the spec asks (a
 // tmpfs that is not mounted, so its path is inaccessible): recorded, the
-// container runs. DESIGN.md §4: less privilege than asked is a note, never
+// container runs. docs/security-levels.md: less privilege than asked is a note, never
 // a refusal.
 type Note struct {
 	Field  string `json:"field"`

@@ -306,8 +306,8 @@ func TestCreateRefuses(t *testing.T) {
 	}
 }
 
-// Degradations: strict accepts none, standard only cleanup (DESIGN.md
-// §9) and what dev.vetto.allow-degraded names, degraded all of them.
+// Degradations: strict accepts none, standard only cleanup
+// (docs/platforms.md) and what dev.vetto.allow-degraded names, degraded all of them.
 func TestDecideDegradations(t *testing.T) {
 	withLimits := func() *specs.Spec {
 		s := base()

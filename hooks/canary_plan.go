@@ -13,7 +13,7 @@ import (
 	"github.com/vetto-dev/vetto-runtime/spec"
 )
 
-// The canaries are P3 of the post-launch verification (DESIGN.md §6):
+// The canaries are P3 of the post-launch verification (docs/verification.md):
 // attempts made by the container's own process, in the very domain its
 // program will run in, judged from the host. This file is what they
 // try, derived from the spec (canary_plan.go); canary_wire.go is what the

@@ -27,7 +27,7 @@ type NamespaceFacts interface {
 
 // CheckNamespaces judges, for every namespace the spec asks for, whether the
 // live process pid is in it: a new namespace must differ from the host's, a
-// joined one must be the one at its path (DESIGN.md §6, pre-launch).
+// joined one must be the one at its path (docs/verification.md, pre-launch).
 func CheckNamespaces(pid int, want []specs.LinuxNamespace, facts NamespaceFacts) []Result {
 	var out []Result
 	for _, ns := range want {

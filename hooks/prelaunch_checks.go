@@ -32,7 +32,7 @@ type PreLaunchInput struct {
 }
 
 // PreLaunch verifies the live init against its spec from host facts
-// (DESIGN.md §6): namespaces, cgroup membership, seccomp, no_new_privs,
+// (docs/verification.md): namespaces, cgroup membership, seccomp, no_new_privs,
 // the four capability sets and ambient, uid/gid maps, and the memory and
 // pids limits. It runs after the init has applied all of them — libcontainer
 // sets no_new_privs, the seccomp filter and capabilities before it blocks

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// Receipt is what a teardown did (DESIGN.md §6): how many processes it
+// Receipt is what a teardown did (docs/verification.md): how many processes it
 // killed, how many are left, whether the cgroups and the pid namespace are
 // gone and the relay stopped. Every field is a host fact read after the
 // kill, never an assumption that a kill worked.

@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// The egress relay's pre-launch checks (DESIGN.md §7): the listening
+// The egress relay's pre-launch checks (docs/network.md): the listening
 // sockets the runtime made inside the container's network namespace, and
 // the hardened relay process serving them, each judged from the host.
 // The readers are in relay_linux.go; the judging here is pure.

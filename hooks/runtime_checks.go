@@ -27,7 +27,7 @@ type LiveInput struct {
 }
 
 // PostExec is the poststart verification once the program has exec'd
-// (DESIGN.md §6): P1 identity, P2 membership, and every process's
+// (docs/verification.md): P1 identity, P2 membership, and every process's
 // restrictions. The P3 canaries ran before it, in the same process, in
 // the same domain (CanarySession, the exec shim). When the init is not the
 // recorded process nothing else is judged: it would be someone else.

@@ -17,7 +17,7 @@ const (
 	Unavailable Verdict = "UNAVAILABLE"
 )
 
-// Evidence says where a verdict's facts come from (DESIGN.md §6). Only
+// Evidence says where a verdict's facts come from (docs/verification.md). Only
 // HostFact can carry a PASS: a sandboxed process can lie about itself.
 type Evidence string
 

@@ -15,7 +15,7 @@ import (
 )
 
 // Exit status of an init whose pre-exec step refused the process: the
-// sandbox was not established (125, DESIGN.md §8).
+// sandbox was not established (125, README.md, exit codes).
 const preExecRefused = 125
 
 // canaryWait bounds how long the init waits for the host's plan, and then

@@ -18,7 +18,7 @@ import (
 )
 
 // RelayMain is the hidden `vetto-runtime relay <state dir>` command: one
-// container's egress relay (DESIGN.md §7). It reads its config from fd 3,
+// container's egress relay (docs/network.md). It reads its config from fd 3,
 // takes its listeners, init pidfd, stats and audit files from the fds the
 // config names, hardens itself (relay_harden_linux.go), says "ready" on
 // the ready fd and serves until the container's init exits or it is told

@@ -28,6 +28,11 @@ var relaySyscalls = []string{
 	// The netpoller, waits, the init's pidfd.
 	"epoll_ctl", "epoll_pwait", "epoll_wait", "ppoll", "futex", "nanosleep", "restart_syscall",
 	"sched_yield", "sched_getaffinity",
+	// The clock: the vDSO answers without a system call where the host's
+	// clocksource allows, and falls back to these where it does not (a
+	// virtual machine without a stable TSC: clock_gettime killed the relay
+	// in a qemu guest).
+	"clock_gettime", "clock_getres", "gettimeofday", "clock_nanosleep",
 	// The Go runtime and glibc: signals (preemption), memory, threads,
 	// the kernel version the net package asks for.
 	"rt_sigaction", "rt_sigprocmask", "rt_sigreturn", "sigaltstack", "tgkill", "getpid", "gettid",

@@ -79,7 +79,7 @@ func suggestion(mode Mode, name string, port uint16) string {
 }
 
 // decide is the whole decision for a connection to host:port, in the
-// order of DESIGN.md §7: normalize, match a rule, resolve (once, pinned),
+// order of docs/network.md: normalize, match a rule, resolve (once, pinned),
 // drop every answer in the deny set. It never resolves a name no rule
 // allows.
 func (s *Server) decide(ctx context.Context, host string, port uint16) decision {

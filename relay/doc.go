@@ -1,5 +1,5 @@
 // Package relay is the egress relay of a container whose network mode is
-// allowlist or strict (DESIGN.md §7): the decision engine and the servers,
+// allowlist or strict (docs/network.md): the decision engine and the servers,
 // as a library the runtime's hidden `vetto-runtime relay` command runs in
 // a hardened process. It imports nothing of vetto-runtime's.
 //

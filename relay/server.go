@@ -232,7 +232,7 @@ func (e *Event) fromDecision(d decision) {
 		e.Verdict = Allow
 	} else {
 		// The audit line says which rule to add, as the 403 body does
-		// (DESIGN.md §7: a refusal says which rule to add).
+		// (docs/network.md: a refusal says which rule to add).
 		e.Verdict, e.Reason = Deny, d.reason
 		if d.suggest != "" {
 			e.Reason += fmt.Sprintf(": add %q to network.allow", d.suggest)

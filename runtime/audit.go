@@ -12,7 +12,7 @@ import (
 
 const auditFile = "audit.jsonl"
 
-// AuditEvent is one line of the audit log (DESIGN.md §10). The log only
+// AuditEvent is one line of the audit log (docs/verification.md). The log only
 // records; nothing in it changes what is enforced.
 type AuditEvent struct {
 	Time    time.Time      `json:"time"`

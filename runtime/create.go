@@ -285,7 +285,7 @@ func (r *Runtime) effectiveSpec(opts CreateOptions) (string, *specs.Spec, error)
 }
 
 // verifyPreLaunchLocked judges the live init from host facts before it may
-// exec the user's process (DESIGN.md §6), and moves the container to
+// exec the user's process (docs/verification.md), and moves the container to
 // Launchable. A failing check destroys the container (exit 125), unless it
 // is a degradation the level accepts, which is then recorded.
 func (r *Runtime) verifyPreLaunchLocked(cr *created) error {

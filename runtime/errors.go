@@ -38,7 +38,7 @@ var (
 	ErrHookFailed = errors.New("hook failed")
 )
 
-// The sandbox could not be established or verified (exit 125). DESIGN.md §3
+// The sandbox could not be established or verified (exit 125). docs/architecture.md
 // names these as the fatal states of a container.
 var (
 	ErrBackendUnavailable  = errors.New("backend unavailable")

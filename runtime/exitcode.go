@@ -2,7 +2,7 @@ package runtime
 
 import "errors"
 
-// Exit codes (DESIGN.md §8). run passes the container's own status through
+// Exit codes (README.md, exit codes). run passes the container's own status through
 // instead; that happens in main, not here.
 const (
 	ExitOK      = 0

@@ -30,7 +30,7 @@ func (p *Plan) Level() Level { return p.Decision.Level }
 func (p *Plan) Hash() string { return p.frozen.hash }
 
 // LaunchLine is the one line every launch prints before the process runs
-// (DESIGN.md §4).
+// (docs/security-levels.md).
 func (p *Plan) LaunchLine() string {
 	d := p.Decision
 	return launchLine(fmt.Sprintf("sandbox: %s tier=%s net=%s level=%s spec=%s posture=%s", p.Backend, d.Tier, d.Net, d.Level, shortHash(p.frozen.hash), postureWord(d.Posture)), d)

@@ -18,7 +18,7 @@ import (
 	"github.com/vetto-dev/vetto-runtime/spec"
 )
 
-// The egress relay (DESIGN.md §7) is a process beside the container, not
+// The egress relay (docs/network.md) is a process beside the container, not
 // in it: create starts it after the backend built the container and
 // before pre-launch verification, which audits its checks with the
 // others; it exits when the container's init does; teardown proves it

@@ -12,7 +12,7 @@ import (
 const DefaultRelayUID = 65534
 
 // RelayConfig is runtime.toml's [relay]: the operator's settings of the
-// egress relay (DESIGN.md §7). None of it ever comes from a bundle: a
+// egress relay (docs/network.md). None of it ever comes from a bundle: a
 // bundle that could name test hosts or exempt ranges could reach the
 // host's own networks.
 //

@@ -1,6 +1,6 @@
 package runtime
 
-// State is vetto's lifecycle state of a container (DESIGN.md §3). It is
+// State is vetto's lifecycle state of a container (docs/architecture.md). It is
 // finer than the OCI status and moves forward only.
 type State string
 

@@ -12,7 +12,7 @@ import (
 // Unavailable is a Backend for a platform whose sandbox is not built: it
 // refuses every launch with ErrBackendUnavailable (exit 125) rather than
 // run anything unconfined, and knows no containers. The darwin and
-// windows backends are this until their sandboxes exist (DESIGN.md §9).
+// windows backends are this until their sandboxes exist (docs/platforms.md).
 type Unavailable struct {
 	OS string
 	// Sandbox names the mechanism that would confine containers there.

@@ -66,7 +66,7 @@ func (r *Runtime) wantsCanaries(unverified bool, sp *specs.Spec) bool {
 
 // startWithCanaries lets the init go and, when the container has
 // canaries, judges them while the exec shim waits before the program
-// (DESIGN.md §6): the canaries' attempts are made by the very process the
+// (docs/verification.md): the canaries' attempts are made by the very process the
 // program will be, in its domain, before any of the workload's code runs,
 // so nothing of the workload can see, race or forge them. A verdict that
 // kills (a FAIL at standard or strict, inconclusive at strict) aborts the
@@ -113,7 +113,7 @@ func (r *Runtime) startWithCanaries(rec *Record, c Container, sp *specs.Spec) ([
 	return results, took, nil
 }
 
-// verifyPostLaunchLocked is the poststart verification (DESIGN.md §6) on
+// verifyPostLaunchLocked is the poststart verification (docs/verification.md) on
 // the container whose program has just exec'd: P1, P2 and every
 // process's restrictions, judged with the canaries the shim ran before
 // the exec and that the process is past the shim (given in canaries). All PASS on host evidence → VerifiedRuntime. A FAIL at

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -132,7 +133,7 @@ var (
 )
 
 // Annotations the compiler writes. The OCI spec has no fields for these
-// (DESIGN.md §5); other runtimes ignore them, which is why vetto verifies.
+// (docs/policy.md); other runtimes ignore them, which is why vetto verifies.
 const (
 	AnnotationLevel         = "dev.vetto.level"
 	AnnotationNet           = "dev.vetto.net"
@@ -354,6 +355,9 @@ func (c *compiler) settings() {
 			pl.Level = p.Level.Value
 		}
 	}
+	if pl.Level != "strict" {
+		pl.AllowDegraded = append(pl.AllowDegraded, c.prof.AllowDegraded...)
+	}
 	for _, d := range p.AllowDegraded {
 		if pl.Level == "strict" {
 			c.fail(d.At, fmt.Errorf("%w: %q: level strict allows no degraded feature", ErrBadValue, d.Value))
@@ -362,6 +366,7 @@ func (c *compiler) settings() {
 		pl.AllowDegraded = append(pl.AllowDegraded, d.Value)
 	}
 	sort.Strings(pl.AllowDegraded)
+	pl.AllowDegraded = slices.Compact(pl.AllowDegraded)
 
 	pl.Network = c.prof.Network
 	if p.NetworkMode.Set {
@@ -999,7 +1004,7 @@ func (c *compiler) render() error {
 	}
 	if in.RuntimePath != "" {
 		// Run by another runtime, the bundle still verifies itself after
-		// launch and checks its teardown (DESIGN.md §6).
+		// launch and checks its teardown (docs/verification.md).
 		s.Hooks = WithRuntimeHooks(nil, in.RuntimePath)
 	}
 	// The denied paths, as intent: the mounts and maskedPaths above

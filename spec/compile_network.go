@@ -9,7 +9,7 @@ import (
 )
 
 // Where the egress relay listens inside a container's network namespace
-// (DESIGN.md §7). The runtime creates these sockets there; the compiler
+// (docs/network.md). The runtime creates these sockets there; the compiler
 // points the container's programs at them. Only lo exists in that
 // namespace, so every address is the container's own loopback.
 const (
@@ -29,12 +29,12 @@ var RelayProxyAddr = netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), 
 // /etc/resolv.conf: the stub only, no search domain (a host's search
 // domains would send the workload's short names to the host's networks'
 // names), no options.
-const RelayResolvConf = "# vetto-runtime: the egress relay's DNS stub (DESIGN.md §7)\nnameserver 127.0.0.1\n"
+const RelayResolvConf = "# vetto-runtime: the egress relay's DNS stub (docs/network.md)\nnameserver 127.0.0.1\n"
 
 // relayResolvFile is the resolv.conf's bundle-relative path.
 const relayResolvFile = "vetto/resolv.conf"
 
-// ProxyEnv is relay.ProxyEnv, which spec may not import (DESIGN.md §2):
+// ProxyEnv is relay.ProxyEnv, which spec may not import (docs/architecture.md):
 // the variables that point a container's programs at the proxy port at
 // addr. TestProxyEnvAgreement in the root package keeps the two the same.
 func ProxyEnv(addr netip.AddrPort) []string {

@@ -12,7 +12,7 @@ import (
 // and the launch evaluator can refuse a bad rule with its file and line
 // before anything is built, and in relay.ParseRule, which the relay
 // process applies. spec may import only the runtime spec and TOML
-// (DESIGN.md §2), and the relay's parser needs golang.org/x/net/idna, so
+// (docs/architecture.md), and the relay's parser needs golang.org/x/net/idna, so
 // the check is duplicated rather than shared; TestNetRuleAgreement in the
 // root package runs both over one table and fails when they differ.
 //

@@ -13,7 +13,7 @@ import (
 	"github.com/BurntSushi/toml"
 )
 
-// A policy file is small TOML (DESIGN.md §5; its JSON Schema is
+// A policy file is small TOML (docs/policy.md; its JSON Schema is
 // config.schema.json at the repository root, and the two are kept in step by
 // schema_test.go):
 //

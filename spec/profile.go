@@ -21,6 +21,11 @@ type Profile struct {
 	CPU             float64
 	AllowRead       []string
 	Deny            []string
+	// AllowDegraded are the degradations the compiled bundle accepts of
+	// what it asks for itself (dev.vetto.allow-degraded): at standard, a
+	// Landlock ruleset the kernel enforces only in part (an older ABI) runs
+	// with each missing right named on the launch line; strict takes none.
+	AllowDegraded []string
 }
 
 // secretDenies are masked by every profile: where credentials live on a
@@ -125,6 +130,7 @@ const (
 var profiles = map[string]*Profile{
 	"default": {
 		Name:            "default",
+		AllowDegraded:   []string{"landlock"},
 		Summary:         "everyday agents and CI jobs: the project read-write, the host's system read-only, secrets masked, no network",
 		Level:           "standard",
 		Network:         "off",
@@ -146,6 +152,7 @@ var profiles = map[string]*Profile{
 	},
 	"audit": {
 		Name:            "audit",
+		AllowDegraded:   []string{"landlock"},
 		Summary:         "review and analysis: the project read-only; only /tmp and a throwaway $HOME are writable",
 		Level:           "standard",
 		Network:         "off",
@@ -156,6 +163,7 @@ var profiles = map[string]*Profile{
 	},
 	"permissive": {
 		Name:            "permissive",
+		AllowDegraded:   []string{"landlock"},
 		Summary:         "trusted tools that need the user's settings: as default, with $HOME readable (secrets still masked) and larger limits",
 		Level:           "standard",
 		Network:         "off",

@@ -7,7 +7,7 @@ import (
 )
 
 // Policy mode assumes a hostile workload inside the user's own project
-// (DESIGN.md §5): what it finds there that it could read (secrets, host
+// (docs/policy.md): what it finds there that it could read (secrets, host
 // sockets) is masked, and what it could change that later runs code on
 // the host (repository metadata, editor and dev-container settings) is
 // read-only. The caller walks the readable roots (hostpolicy.Scan) and

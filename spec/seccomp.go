@@ -7,7 +7,7 @@ import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 )
 
-// vetto's seccomp profile (DESIGN.md §5): default deny, and an allowlist
+// vetto's seccomp profile (docs/policy.md): default deny, and an allowlist
 // that runs shells, coreutils, git, go, python, node, gcc and make
 // (integration TestPolicyToolchains runs them under it, behind the Landlock
 // shim, itself a Go program). It is written for this project, by

@@ -17,7 +17,7 @@ func allowRules(s *specs.LinuxSeccomp, name string) []specs.LinuxSyscall {
 	return out
 }
 
-// The syscalls DESIGN.md §5 and the issue name must never be allowed,
+// The syscalls docs/policy.md and the issue name must never be allowed,
 // not even under a condition; clone only without namespace flags.
 func TestSeccompBlocks(t *testing.T) {
 	s, err := SeccompProfile("amd64")

@@ -2,7 +2,7 @@
 // created suspended inside a Job Object (kill on close, limits, UI
 // restrictions, no breakaway) from its first instruction, with a
 // restricted low-integrity token in a zero-capability AppContainer (no
-// network), held by a holder process until start (DESIGN.md §9).
+// network), held by a holder process until start (docs/platforms.md).
 //
 // The translator (spec → Plan: job limits, token, AppContainer, file
 // grants, command line, refusals) and the judges of what the host reads

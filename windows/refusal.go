@@ -33,7 +33,7 @@ type Degradation struct {
 func (d Degradation) String() string { return d.Feature + ": " + d.Reason }
 
 // Note is something the container gets less of than the spec asks:
-// recorded, the container runs. DESIGN.md §4: less privilege than asked is
+// recorded, the container runs. docs/security-levels.md: less privilege than asked is
 // a note, never a refusal.
 type Note struct {
 	Field  string `json:"field"`

@@ -19,7 +19,7 @@ import (
 	"strings"
 )
 
-// Level is how much enforcement a launch demands (DESIGN.md §4).
+// Level is how much enforcement a launch demands (docs/security-levels.md).
 type Level int
 
 const (

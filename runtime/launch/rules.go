@@ -9,7 +9,7 @@ import (
 type RuleID string
 
 // Kind is what breaking a rule means, which the runtime maps to an exit
-// code (DESIGN.md §8).
+// code (README.md, exit codes).
 type Kind int
 
 const (
