@@ -704,15 +704,16 @@ EOF
 **Verification on and off.** The \`run --no-verify\` row is the same binary
 with post-launch verification off (pre-launch verification always runs:
 nothing execs before it passes). Verification on costs a \`run\` of
-/bin/true **$verify_run_ms ms** (median against median). In such a run the
-process has exited, or is exiting, by the time the poststart checks start,
-so the canary probe rarely gets to run; where it does — \`start\` of a
-container whose process stays up, measured separately ($runs runs each) —
-the probe is one more process joined to the container:
+/bin/true **$verify_run_ms ms** (median against median). It is the canaries, made
+by the container's init before it execs the program (the host judges
+them while the init waits), the post-exec checks, and the monitor \`start\`
+launches. For a container whose process stays up — \`start\` of one,
+measured separately ($runs runs each) —
+the canaries and the post-exec checks:
 
 | \`start\` of a container running \`sleep\` | median |
 |---|---:|
-| verification on (P1, P2, P3 canaries through the probe) | $(ms "$start_on") ms |
+| verification on (the P3 canaries in the init, P1, P2, P4, the monitor started) | $(ms "$start_on") ms |
 | \`--no-verify\` | $(ms "$start_off") ms |
 | **added by post-launch verification** | **$verify_start_ms ms** |
 
@@ -742,7 +743,7 @@ EOF
 		printf '| vetto `run` median ≤ runc 1.5.3'"'"'s | runc 1.5.3 %s | **not measured** |\n' "$runc15_note"
 	fi
 	printf '| verification adds ≤ 3 ms (`run` of /bin/true, on vs `--no-verify`) | %s ms | %s, %s |\n' "$verify_run_ms" "$(met "$verify_run_ms" 3)" "$(by "$verify_run_ms" 3)"
-	printf '| (not a target: `start` of a running container, where the probe runs) | %s ms | %s |\n' "$verify_start_ms" "$(by "$verify_start_ms" 3)"
+	printf '| (not a target: `start` of a running container, the canaries and the monitor included) | %s ms | %s |\n' "$verify_start_ms" "$(by "$verify_start_ms" 3)"
 	printf '| stretch: ≤ crun'"'"'s median (net of the wrapper) | %s ms vs %s ms | %s, %s |\n' "$(ms "${med[vetto]}")" "$(ms "$crun_net")" \
 		"$(met "${med[vetto]}" "$crun_net")" "$(by "${med[vetto]}" "$crun_net")"
 	pf=$(( par_fail[vetto] + par_leak[vetto] ))
