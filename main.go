@@ -87,10 +87,11 @@ func newApp(status *int) *cli.App {
 			&cli.StringFlag{Name: "log-format", Value: "text", Usage: "set the log format ('text' (default), or 'json')"},
 			&cli.StringFlag{Name: "root", Value: defaultRoot(), Usage: "root directory for storage of container state (this should be located in tmpfs)"},
 			&cli.StringFlag{Name: "config", Value: runtime.DefaultConfigPath, Usage: "operator floor file (TOML): minimum level and forbidden requests; a missing default file means no floor"},
-			&cli.StringFlag{Name: "audit-log", Usage: "also append every audit event (transitions, verdicts, launches) to this JSONL file"},
+			&cli.StringFlag{Name: "audit-log", Usage: "also append every audit event (transitions, verdicts, launches, refusals, receipts) to this JSONL file, besides the host-wide log ([audit] dir)"},
 			&cli.BoolFlag{Name: "systemd-cgroup", Usage: "enable systemd cgroup support, expects cgroupsPath to be of form \"slice:prefix:name\" for e.g. \"system.slice:vetto:434234\"; fails if systemd is not running"},
 		},
-		Before: configureLogging,
+		Before:       configureLogging,
+		OnUsageError: usageError(""),
 		Commands: []*cli.Command{
 			createCommand(),
 			startCommand(),
@@ -117,6 +118,7 @@ func newApp(status *int) *cli.App {
 			policyCommand(),
 		},
 	}
+	withUsageErrors(app.Commands, "")
 	return app
 }
 
@@ -212,6 +214,29 @@ func newRuntime(c *cli.Context) (*runtime.Runtime, error) {
 		}
 	}
 	return r, nil
+}
+
+// usageError makes a bad flag one line of error (exit 1) naming where
+// help is, instead of urfave/cli's "Incorrect Usage" and the whole help.
+func usageError(command string) cli.OnUsageErrorFunc {
+	return func(_ *cli.Context, err error, _ bool) error {
+		help := "vetto-runtime --help"
+		if command != "" {
+			help = "vetto-runtime " + command + " --help"
+		}
+		return runtime.Errorf(runtime.ErrInvalidInput, "%v (see %s)", err, help)
+	}
+}
+
+// withUsageErrors gives every command (and subcommand) usageError.
+func withUsageErrors(cmds []*cli.Command, prefix string) {
+	for _, c := range cmds {
+		name := strings.TrimSpace(prefix + " " + c.Name)
+		if c.OnUsageError == nil {
+			c.OnUsageError = usageError(name)
+		}
+		withUsageErrors(c.Subcommands, name)
+	}
 }
 
 // launchf prints the launch line: to stderr for a person, or into --log

@@ -525,3 +525,15 @@ func TestCLIArgCount(t *testing.T) {
 		})
 	}
 }
+
+// A flag that does not exist is one line of error naming where help is
+// (exit 1), not urfave/cli's "Incorrect Usage" and the whole help text.
+func TestUnknownFlagIsOneLine(t *testing.T) {
+	e := newEnv(t)
+	for _, args := range [][]string{{"--no-such-flag"}, {"run", "--no-such-flag", "x"}, {"policy", "check", "--no-such-flag"}} {
+		r := e.vetto(args...)
+		if r.code != 1 || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 || !strings.Contains(r.stderr, "--help") || strings.Contains(r.stdout+r.stderr, "USAGE") {
+			t.Errorf("%v: %s; want exit 1 and one line pointing at --help", args, r)
+		}
+	}
+}
