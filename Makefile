@@ -15,7 +15,7 @@ LDFLAGS   := -X main.version=$(VERSION) -X main.gitCommit=$(COMMIT) -extldflags=
 GOFILES   := $(shell git ls-files '*.go' 2>/dev/null || find . -name '*.go')
 # Debian packages the build, tests and demo need.
 DEB_PKGS  := gcc libc6-dev pkg-config libseccomp-dev busybox-static util-linux jq \
-             containerd podman conmon runc crun hyperfine \
+             containerd podman conmon runc crun hyperfine uidmap slirp4netns \
              iproute2 curl git nodejs python3-pip openjdk-17-jdk-headless
 # npm is its own Debian package, or comes with nodejs from elsewhere:
 # installed only when there is no npm command.

@@ -18,11 +18,18 @@ func initIfRequested() {
 
 // shimIfRequested runs what the runtime re-executes itself as, other than
 // a container's init (whose pre-exec step runs inside linux.Init): the
-// egress relay ("vetto-runtime relay"). It returns (with the exit status,
-// true) only for that.
+// egress relay ("vetto-runtime relay") and doctor's user-namespace probe.
+// It returns (with the exit status, true) only for those.
 func shimIfRequested() (int, bool) {
 	if len(os.Args) > 1 && os.Args[1] == linux.RelayArg {
 		return linux.RelayMain(os.Args), true
+	}
+	if len(os.Args) == 3 && os.Args[1] == linux.UsernsProbeArg {
+		// doctor's rootless probe, in the namespaces it made.
+		if os.Args[2] == "lo" {
+			return linux.UsernsProbeMain(), true
+		}
+		return 0, true
 	}
 	return 0, false
 }

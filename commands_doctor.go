@@ -16,8 +16,11 @@ func doctorCommand() *cli.Command {
 		Usage: "probe this host's sandboxing features and say which security levels it can honour",
 		Description: `doctor probes the host afresh (Landlock ABI, seccomp filter and notify, each
 namespace type, user namespaces, cgroup mode, cgroup.kill, memory/pids
-controllers, pidfd) and says which levels it can honour. It is a diagnosis,
-not proof: every launch verifies its own live container from host facts.`,
+controllers, pidfd) and says which levels it can honour. Run as a normal
+user it also makes, step by step, the user and network namespaces a
+container needs, and reports the id mappers, subordinate id ranges and
+whether a cgroup is delegated to this user. It is a diagnosis, not proof:
+every launch verifies its own live container from host facts.`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "text", Usage: "text or json"},
 		},

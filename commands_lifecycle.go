@@ -24,16 +24,42 @@ func createFlags() []cli.Flag {
 	}
 }
 
+// globalSecurityFlags are --security-level and --allow-degraded before the
+// command, for clients that pass only global flags to a runtime (podman's
+// --runtime-flag, a containerd runtime's options); the command's own take
+// precedence, and the two lists of accepted degradations add up.
+func globalSecurityFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "security-level", Usage: "as create's and run's --security-level, for clients that pass only global flags (podman --runtime-flag)"},
+		&cli.StringSliceFlag{Name: "allow-degraded", Usage: "as create's and run's --allow-degraded, for clients that pass only global flags (podman --runtime-flag allow-degraded=cgroup-kill,limits)"},
+	}
+}
+
 func securityOptions(c *cli.Context) (runtime.Security, error) {
 	var sec runtime.Security
-	if v := c.String("security-level"); v != "" {
-		l, err := runtime.ParseLevel(v)
+	level := ""
+	var allow []string
+	// The command's context first, then the app's: the nearest level set
+	// wins, every --allow-degraded counts.
+	for _, ctx := range c.Lineage() {
+		if ctx == nil {
+			continue
+		}
+		if level == "" && ctx.IsSet("security-level") {
+			level = ctx.String("security-level")
+		}
+		if ctx.IsSet("allow-degraded") {
+			allow = append(allow, ctx.StringSlice("allow-degraded")...)
+		}
+	}
+	if level != "" {
+		l, err := runtime.ParseLevel(level)
 		if err != nil {
 			return sec, err
 		}
 		sec.Level, sec.LevelSet = l, true
 	}
-	allowed, err := runtime.ParseFeatures(c.StringSlice("allow-degraded"))
+	allowed, err := runtime.ParseFeatures(allow)
 	if err != nil {
 		return sec, err
 	}

@@ -81,7 +81,7 @@ func newApp(status *int) *cli.App {
 		EnableBashCompletion: false,
 		// Errors go through reportError and the exit-code table, once.
 		ExitErrHandler: func(*cli.Context, error) {},
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.BoolFlag{Name: "debug", Usage: "enable debug logging"},
 			&cli.StringFlag{Name: "log", Usage: "set the log file to write logs to (default is '/dev/stderr')"},
 			&cli.StringFlag{Name: "log-format", Value: "text", Usage: "set the log format ('text' (default), or 'json')"},
@@ -89,7 +89,7 @@ func newApp(status *int) *cli.App {
 			&cli.StringFlag{Name: "config", Value: runtime.DefaultConfigPath, Usage: "operator floor file (TOML): minimum level and forbidden requests; a missing default file means no floor"},
 			&cli.StringFlag{Name: "audit-log", Usage: "also append every audit event (transitions, verdicts, launches, refusals, receipts) to this JSONL file, besides the host-wide log ([audit] dir)"},
 			&cli.BoolFlag{Name: "systemd-cgroup", Usage: "enable systemd cgroup support, expects cgroupsPath to be of form \"slice:prefix:name\" for e.g. \"system.slice:vetto:434234\"; fails if systemd is not running"},
-		},
+		}, globalSecurityFlags()...),
 		Before:       configureLogging,
 		OnUsageError: usageError(""),
 		Commands: []*cli.Command{
@@ -122,16 +122,17 @@ func newApp(status *int) *cli.App {
 	return app
 }
 
-// defaultRoot is /run/vetto-runtime, or $XDG_RUNTIME_DIR/vetto-runtime when
-// not root (podman never passes --root for a rootless user).
+// defaultRoot is /run/vetto-runtime, or $XDG_RUNTIME_DIR/vetto-runtime for
+// a normal user (podman never passes --root for a rootless user).
 func defaultRoot() string {
-	if os.Geteuid() != 0 {
-		if xdg := os.Getenv("XDG_RUNTIME_DIR"); xdg != "" {
-			return filepath.Join(xdg, "vetto-runtime")
-		}
+	if xdg := os.Getenv("XDG_RUNTIME_DIR"); xdg != "" && honourXDG() {
+		return filepath.Join(xdg, "vetto-runtime")
 	}
 	return "/run/vetto-runtime"
 }
+
+// honourXDG: the caller is a normal user (runtime.NormalUser).
+func honourXDG() bool { return runtime.NormalUser() }
 
 func configureLogging(c *cli.Context) error {
 	if c.Bool("debug") {
@@ -182,6 +183,11 @@ func logToStderr() bool {
 // newRuntime builds the core from the global flags.
 func newRuntime(c *cli.Context) (*runtime.Runtime, error) {
 	root := c.String("root")
+	if !c.IsSet("root") && os.Getenv("XDG_RUNTIME_DIR") == "" && runtime.NormalUser() {
+		// /run/vetto-runtime is root's: a normal user's records live in
+		// their own runtime directory, which a login session provides.
+		return nil, runtime.Errorf(runtime.ErrInvalidInput, "not root (uid %d) and $XDG_RUNTIME_DIR is unset, so there is no state root of your own: log in through a session that sets it, or pass --root DIR (a directory of yours, ideally on tmpfs)", os.Geteuid())
+	}
 	abs, err := filepath.Abs(root)
 	if err != nil || root == "" {
 		return nil, runtime.Errorf(runtime.ErrInvalidInput, "--root %q", root)

@@ -225,3 +225,31 @@ func TestContained(t *testing.T) {
 		})
 	}
 }
+
+// A container created in no cgroup (rootless, no delegation): P4/contained
+// has no second list to compare and says nothing, the launch named it; a
+// container that should have a cgroup and reports none is UNAVAILABLE,
+// never a PASS. Pre-launch, no cgroup is the cgroup-kill degradation.
+func TestNoCgroup(t *testing.T) {
+	own := NamespaceID{Dev: 4, Ino: 1}
+	in := LiveInput{Pid: 7, Baseline: &Baseline{Namespaces: map[string]NamespaceID{"pid": own}},
+		Spec: &specs.Spec{Linux: &specs.Linux{Namespaces: []specs.LinuxNamespace{{Type: specs.PIDNamespace}}}}}
+	f := &containFacts{ns: []int{7, 8}, nsOf: map[int]NamespaceID{7: own, 8: own}, exiting: map[int]bool{}, inCgroupLater: map[int]bool{}, looks: map[int]int{}}
+	if got := Contained(in, f); len(got) != 1 || got[0].Verdict != Unavailable {
+		t.Errorf("no cgroup reported, none planned: %v, want UNAVAILABLE", got)
+	}
+	in.NoCgroup = true
+	if got := Contained(in, f); len(got) != 0 {
+		t.Errorf("no cgroup planned: %v, want no P4/contained verdict", got)
+	}
+	for _, tc := range []struct {
+		noCgroup bool
+		want     Verdict
+		feature  string
+	}{{false, Unavailable, ""}, {true, Fail, FeatureCgroupKill}} {
+		got := checkCgroups(PreLaunchInput{Pid: 7, NoCgroup: tc.noCgroup}, fakeFacts{})
+		if len(got) != 1 || got[0].Verdict != tc.want || got[0].Feature != tc.feature {
+			t.Errorf("pre-launch, NoCgroup %v: %v, want %s with feature %q", tc.noCgroup, got, tc.want, tc.feature)
+		}
+	}
+}

@@ -26,6 +26,9 @@ type PreLaunchInput struct {
 	CgroupPaths map[string]string
 	// RequireCgroupKill asks for the cgroup.kill check (strict).
 	RequireCgroupKill bool
+	// NoCgroup: the plan created the container in no cgroup (rootless,
+	// no delegation, cgroup-kill accepted as a degradation).
+	NoCgroup bool
 	// Landlock is set when the process is to exec through the Landlock
 	// shim.
 	Landlock *LandlockLaunch
@@ -97,6 +100,10 @@ func hasNewNamespace(nss []specs.LinuxNamespace, t specs.LinuxNamespaceType) boo
 }
 
 func checkCgroups(in PreLaunchInput, f Facts) []Result {
+	if len(in.CgroupPaths) == 0 && in.NoCgroup {
+		// Named as the degradation it is, never a PASS.
+		return []Result{{Check: "cgroup", Feature: FeatureCgroupKill, Verdict: Fail, Expected: "the container's cgroup", Found: "none: created without a cgroup (rootless, no delegated cgroup)"}}
+	}
 	if len(in.CgroupPaths) == 0 {
 		return []Result{{Check: "cgroup", Verdict: Unavailable, Expected: "the container's cgroup", Found: "the backend reports none"}}
 	}

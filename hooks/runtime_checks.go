@@ -24,6 +24,10 @@ type LiveInput struct {
 	// CgroupPaths are the container's cgroups as the backend reports them
 	// now, by controller ("" for cgroup v2).
 	CgroupPaths map[string]string
+	// NoCgroup: the container was created in no cgroup (rootless, no
+	// delegation; cgroup-kill and limits were accepted degradations). Its
+	// processes are those of its pid namespace; no limit is read back.
+	NoCgroup bool
 }
 
 // PostExec is the poststart verification once the program has exec'd
@@ -59,6 +63,10 @@ func OnDemand(in LiveInput, f PostFacts) []Result {
 	out = append(out, Contained(in, f)...)
 	out = append(out, Restrictions(in, f)...)
 	out = append(out, StillMasked(in, f)...)
+	if in.NoCgroup {
+		// Nothing was applied, and the launch said so (degraded: limits).
+		return out
+	}
 	for _, r := range checkLimits(PreLaunchInput{Pid: in.Pid, Spec: in.Spec, CgroupPaths: in.CgroupPaths}, f) {
 		r.Check = "P7/" + r.Check
 		r.Evidence = HostFact
@@ -111,11 +119,19 @@ func Restrictions(in LiveInput, f PostFacts) []Result {
 		dir = in.CgroupPaths["pids"]
 	}
 	r := Result{Check: "P4/restrictions", Evidence: HostFact, Expected: "every process: the spec's seccomp filter, no_new_privs and no capability outside its sets"}
-	if dir == "" {
+	var pids []int
+	var err error
+	switch pidns, ok := in.Baseline.Namespaces[string(specs.PIDNamespace)]; {
+	case dir == "" && in.NoCgroup && ok:
+		// No cgroup: the pid namespace of its own (which the launch
+		// required) is the list.
+		pids, err = f.PidsInNamespace(pidns)
+	case dir == "":
 		r.Verdict, r.Found = Unavailable, "no cgroup to list"
 		return []Result{r}
+	default:
+		pids, err = cgroupTreeProcs(dir, f)
 	}
-	pids, err := cgroupTreeProcs(dir, f)
 	if err != nil {
 		r.Verdict, r.Found = Unavailable, err.Error()
 		return []Result{r}
@@ -227,6 +243,12 @@ func Contained(in LiveInput, f PostFacts) []Result {
 	if !ok || !own {
 		r.Verdict, r.Found = Unavailable, "the container has no pid namespace of its own"
 		return []Result{r}
+	}
+	if in.NoCgroup && dir == "" {
+		// Without a cgroup the namespace is the container: there is no
+		// second list to compare it with, and the launch named that
+		// (degraded: cgroup-kill).
+		return nil
 	}
 	if dir == "" {
 		r.Verdict, r.Found = Unavailable, "no cgroup to list"

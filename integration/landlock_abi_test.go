@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"golang.org/x/sys/unix"
 )
 
@@ -138,6 +139,21 @@ func TestLandlockHostABI(t *testing.T) {
 			t.Errorf("refusal on ABI %d names %s (ABI %d): %v; stderr %q", abi, right.name, right.abi, named, r.stderr)
 		}
 	}
+	if !strings.Contains(r.stderr, "level strict allows no degradation") {
+		t.Errorf("strict refusal %q does not say strict allows no degradation", r.stderr)
+	}
+	e.assertNothingLeft(id)
+
+	// A standard bundle that does not accept the degradation itself (the
+	// default profile's, its dev.vetto.allow-degraded taken out): refused,
+	// unless the caller accepts it.
+	bundle, _ = e.compilePolicy(`extends = "default"`, p, script)
+	editBundleConfig(t, bundle, func(s *specs.Spec) { delete(s.Annotations, "dev.vetto.allow-degraded") })
+	id = e.id()
+	if r = e.vetto("run", "--bundle", bundle, id); r.code != 125 || !strings.Contains(r.stderr, fmt.Sprintf("the host's Landlock ABI %d does not enforce", abi)) ||
+		!strings.Contains(r.stderr, "--allow-degraded=landlock") {
+		t.Fatalf("standard policy run without the opt-in on ABI %d: %s; want 125 naming the ABI and --allow-degraded=landlock", abi, r)
+	}
 	e.assertNothingLeft(id)
 
 	// The opt-in: it runs, enforcing what the host has, and says so.
@@ -167,4 +183,25 @@ func TestLandlockHostABI(t *testing.T) {
 		t.Errorf("the write inside the project: %q, %v", data, err)
 	}
 	e.mustVetto("delete", id)
+}
+
+// editBundleConfig rewrites bundle's config.json through edit.
+func editBundleConfig(t *testing.T, bundle string, edit func(*specs.Spec)) {
+	t.Helper()
+	path := filepath.Join(bundle, "config.json")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s specs.Spec
+	if err := json.Unmarshal(data, &s); err != nil {
+		t.Fatal(err)
+	}
+	edit(&s)
+	if data, err = json.Marshal(&s); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
 }

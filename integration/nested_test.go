@@ -114,7 +114,8 @@ func TestMasksWithoutDevTmpfs(t *testing.T) {
 		}
 	}
 	e := newEnv(t)
-	rfs := filepath.Join(e.tmp, "rootfs-nodev")
+	devDir := deviceCapableDir(t, e.tmp)
+	rfs := filepath.Join(devDir, "rootfs-nodev")
 	if err := makeRootfs(rfs); err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +142,7 @@ func TestMasksWithoutDevTmpfs(t *testing.T) {
 	}
 
 	// The image's /dev/null is a file with content: not a mask source.
-	evil := filepath.Join(e.tmp, "rootfs-evil")
+	evil := filepath.Join(devDir, "rootfs-evil")
 	if err := makeRootfs(evil); err != nil {
 		t.Fatal(err)
 	}
@@ -183,4 +184,30 @@ func TestVerifiedUnderClone3Refused(t *testing.T) {
 	if st := e.vettoState(id); st["verification"] != "PASS" || st["state"] != "VerifiedRuntime" {
 		t.Fatalf("state %v, want VerifiedRuntime", st)
 	}
+}
+
+// deviceCapableDir is dir, or a fresh directory under /var/tmp when dir's
+// filesystem is mounted nodev (Debian 13's /tmp is a nodev tmpfs): device
+// nodes made there cannot be opened, by the container or anyone.
+func deviceCapableDir(t *testing.T, dir string) string {
+	t.Helper()
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Flags&unix.ST_NODEV == 0 {
+		return dir
+	}
+	alt, err := os.MkdirTemp("/var/tmp", "vetto-dev-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(alt) })
+	if err := os.Chmod(alt, 0o711); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Statfs(alt, &st); err != nil || st.Flags&unix.ST_NODEV != 0 {
+		t.Fatalf("%s and %s are both nodev: no place for the rootfs's device nodes", dir, alt)
+	}
+	return alt
 }

@@ -1,11 +1,11 @@
 package linux
 
 import (
-	"os"
 	"strconv"
 	"strings"
 	"syscall"
 
+	"github.com/opencontainers/cgroups"
 	"github.com/opencontainers/runc/libcontainer"
 	"github.com/opencontainers/runc/libcontainer/configs"
 	"github.com/opencontainers/runc/libcontainer/specconv"
@@ -74,7 +74,7 @@ func (b *Backend) Create(req *runtime.CreateRequest) (_ runtime.Container, _ run
 	if req.Landlock != "" || req.Canary {
 		// The init runs the pre-exec step before it execs the process;
 		// the frozen spec, its hash and the argv say what the process is.
-		step := shim.Config{Ruleset: req.Landlock}
+		step := shim.Config{Ruleset: req.Landlock, Dumpable: req.Canary && rootlessEUID()}
 		if req.Canary {
 			ln, err := listenCanary(req.Dir)
 			if err != nil {
@@ -158,18 +158,29 @@ func (b *Backend) libcontainerConfig(req *runtime.CreateRequest) (*configs.Confi
 		}
 		sp.Hooks = &h
 	}
-	rootless := os.Geteuid() != 0
 	config, err := specconv.CreateLibcontainerConfig(&specconv.CreateOpts{
 		CgroupName:       req.ID,
-		UseSystemdCgroup: req.SystemdCgroup,
+		UseSystemdCgroup: req.SystemdCgroup && !req.NoCgroup,
 		NoPivotRoot:      req.NoPivot,
 		NoNewKeyring:     req.NoNewKeyring,
 		Spec:             &sp,
-		RootlessEUID:     rootless,
-		RootlessCgroups:  rootless,
+		RootlessEUID:     rootlessEUID(),
+		RootlessCgroups:  rootlessCgroups(),
 	})
 	if err != nil {
 		return nil, runtime.Errorf(runtime.ErrInvalidInput, "convert spec: %w", err)
+	}
+	if req.NoCgroup {
+		// The plan accepted no cgroup (limits and cgroup-kill degraded):
+		// with no path of its own and nothing to set, libcontainer's
+		// rootless manager skips every cgroup it may not create
+		// (ErrRootless) instead of failing, and the init stays where its
+		// parent is.
+		// (The name is relative: libcontainer tries it below the
+		// runtime's own cgroup, which is not writable here either, or the
+		// evaluator would have judged it delegated.)
+		config.Cgroups.Path, config.Cgroups.Parent, config.Cgroups.Name = "", "", "vetto-"+req.ID
+		config.Cgroups.Resources = &cgroups.Resources{}
 	}
 	fixupConfig(config)
 	// specconv takes the bundle from the working directory (runc chdirs

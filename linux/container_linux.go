@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"strconv"
 	"syscall"
 	"time"
@@ -318,7 +319,7 @@ func (c *container) Signal(sig syscall.Signal, all bool) error {
 	if err != nil && !errors.Is(err, runtime.ErrNotRunning) {
 		return err
 	}
-	pids, perr := c.lc.Processes()
+	pids, perr := c.Processes()
 	if perr != nil {
 		if err != nil {
 			return err // not running and no cgroup: nothing to signal
@@ -348,5 +349,17 @@ func (c *container) CgroupPaths() map[string]string {
 	if err != nil {
 		return nil
 	}
-	return st.CgroupPaths
+	if !rootlessCgroups() {
+		return st.CgroupPaths
+	}
+	// Rootless, libcontainer keeps the paths of hierarchies it could not
+	// create in (the unified and named ones of a hybrid host) in its
+	// state; the container is in none of those.
+	out := make(map[string]string, len(st.CgroupPaths))
+	for c, dir := range st.CgroupPaths {
+		if _, err := os.Stat(dir); err == nil {
+			out[c] = dir
+		}
+	}
+	return out
 }

@@ -1,15 +1,19 @@
 package linux
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/opencontainers/runc/libcontainer"
+	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
 
+	"github.com/vetto-dev/vetto-runtime/hooks"
 	"github.com/vetto-dev/vetto-runtime/runtime"
 	"github.com/vetto-dev/vetto-runtime/shim"
 )
@@ -125,8 +129,33 @@ func preserveFDs(proc *libcontainer.Process, n int) error {
 }
 
 func (c *container) Processes() ([]int, error) {
+	if rootlessCgroups() && len(c.CgroupPaths()) == 0 {
+		return c.namespaceProcesses()
+	}
 	pids, err := c.lc.Processes()
 	return pids, mapErr(err)
+}
+
+// namespaceProcesses lists a container created in no cgroup (rootless,
+// no delegation) by its pid namespace, which such a launch must have of
+// its own: every live process in it. With the init gone the kernel has
+// killed the rest, so there is none.
+func (c *container) namespaceProcesses() ([]int, error) {
+	st, err := c.lc.State()
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	if st.InitProcessPid == 0 {
+		return nil, nil
+	}
+	ns, err := hooks.ProcFacts{}.Of(st.InitProcessPid, specs.PIDNamespace)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ESRCH) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("pid namespace of %q's init %d: %w", c.ID(), st.InitProcessPid, err)
+	}
+	return hooks.PidsInNamespace(ns)
 }
 
 func (c *container) Pause() error  { return mapErr(c.lc.Pause()) }

@@ -39,6 +39,11 @@ import (
 //	                                      access to /), as a broken step would
 //	TESTONLY_VETTO_FAULT=no-monitor       start no monitor (main.go), so a test of
 //	                                      verify is not raced by the monitor
+//	TESTONLY_VETTO_FAULT=apparmor-userns  a rootless runtime sees AppArmor's
+//	                                      restriction of user namespaces on, and
+//	                                      its probe's map write is refused (a map
+//	                                      of an id not its own), as the
+//	                                      restriction refuses it
 //	TESTONLY_VETTO_FAULT=shim-pause:<dur> in the container's environment: the
 //	                                      pre-exec step sleeps <dur> before it
 //	                                      restricts the init, so a test can attack it
@@ -127,3 +132,5 @@ func processFault(env []string) string {
 
 // execUnconfined makes exec skip the Landlock shim.
 func execUnconfined() bool { return os.Getenv("TESTONLY_VETTO_FAULT") == "exec-unconfined" }
+
+func faultUsernsMaps() bool { return os.Getenv("TESTONLY_VETTO_FAULT") == "apparmor-userns" }

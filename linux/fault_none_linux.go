@@ -18,3 +18,5 @@ func shimFault([]string) {}
 func execUnconfined() bool { return false }
 
 func shimRuleset(rs string, _ []string) string { return rs }
+
+func faultUsernsMaps() bool { return false }

@@ -49,12 +49,16 @@ const canaryWait = 30 * time.Second
 // a refusal: libcontainer prints it on the process's stderr and the init
 // exits 125, so the process never runs less restricted than planned.
 func preExec(data []byte, env []string) error {
-	// Undone by execve for a program the uid may read; the init is the
-	// runtime's clone, and nothing of the container may touch it.
-	_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 	cfg, err := shim.Decode(data)
 	if err != nil {
 		return refusal{err}
+	}
+	if !cfg.Dumpable {
+		// Undone by execve for a program the uid may read; the init is
+		// the runtime's clone, and nothing of the container may touch
+		// it. (Rootless, the host's own user must read it for the
+		// canaries, and exec before start is refused instead.)
+		_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 	}
 	// The canary listener is the one fd the step holds for itself: never
 	// the program's, whatever happens next.

@@ -59,6 +59,14 @@ func (b *Backend) Doctor() *runtime.Diagnosis {
 	strict := []string{"namespace/pid", "namespace/mnt", "namespace/net", "namespace/ipc", "namespace/uts",
 		"seccomp-filter", "libseccomp", "cgroup.kill", "cgroup/memory", "cgroup/pids"}
 	standard := []string{"namespace/pid", "namespace/mnt", "namespace/net", "namespace/ipc", "namespace/uts"}
+	if rootlessCgroups() {
+		// Without root: the namespaces must really be this user's to make,
+		// and a cgroup delegated for limits and cgroup.kill (otherwise a
+		// run is refused unless it accepts both as degradations).
+		probes = append(probes, b.rootlessProbes()...)
+		strict = append(strict, "userns-probe", "cgroup-delegation")
+		standard = append(standard, "userns-probe", "cgroup-delegation")
+	}
 	levels := runtime.LevelsFrom(probes, strict, standard)
 	tier := "partial"
 	if levels[0].OK {
@@ -124,6 +132,13 @@ func probeCgroupKill(v2dir string) (string, runtime.Support, string) {
 	if v2dir == "" {
 		return "cgroup.kill", runtime.Unsupported, "no cgroup v2 hierarchy"
 	}
+	if own := ownCgroup(v2dir); own != v2dir && own != "" {
+		// Any cgroup below the root has the file; this process's own is
+		// one a user without root can look at.
+		if _, err := os.Stat(filepath.Join(own, "cgroup.kill")); err == nil {
+			return "cgroup.kill", runtime.Supported, v2dir
+		}
+	}
 	dir := filepath.Join(v2dir, "vetto-doctor-"+strconv.Itoa(os.Getpid()))
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return "cgroup.kill", runtime.Unknown, "cannot create a probe cgroup: " + err.Error()
@@ -170,4 +185,18 @@ func landlockCoverage(abi int) string {
 		return "lacks " + landlock.Describe(missing)
 	}
 	return "every right this build knows"
+}
+
+// ownCgroup is this process's cgroup in the v2 hierarchy at v2dir.
+func ownCgroup(v2dir string) string {
+	data, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "0::"); ok {
+			return filepath.Join(v2dir, rest)
+		}
+	}
+	return ""
 }

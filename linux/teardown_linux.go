@@ -70,6 +70,19 @@ func (c *container) Teardown() (*hooks.Receipt, error) {
 			problem("wait for %q to empty: %v", c.ID(), err)
 		}
 		rec.Remaining = remaining
+	} else if rootlessCgroups() && len(c.CgroupPaths()) == 0 {
+		// Created in no cgroup (rootless, no delegation): SIGKILL to the
+		// init of its own pid namespace makes the kernel kill every
+		// process in it; the core's /proc scan of that namespace is the
+		// proof (PidNamespaceGone, Remaining).
+		pids, err := c.namespaceProcesses()
+		if err != nil {
+			problem("list %q by its pid namespace: %v", c.ID(), err)
+		}
+		rec.Killed, rec.Method = len(pids), "pid-namespace"
+		if err := c.lc.Signal(unix.SIGKILL); err != nil && !errors.Is(mapErr(err), runtime.ErrNotRunning) {
+			problem("kill init of %q: %v", c.ID(), err)
+		}
 	} else if err := c.lc.Signal(unix.SIGKILL); err != nil && !errors.Is(mapErr(err), runtime.ErrNotRunning) {
 		// No cgroup (it was removed under us): the init is all we know.
 		problem("kill init of %q: %v", c.ID(), err)

@@ -7,6 +7,7 @@ import (
 	"github.com/opencontainers/runtime-spec/specs-go/features"
 
 	"github.com/vetto-dev/vetto-runtime/hooks"
+	"github.com/vetto-dev/vetto-runtime/runtime/launch"
 	"github.com/vetto-dev/vetto-runtime/shim"
 )
 
@@ -62,7 +63,18 @@ type LaunchFacts interface {
 	// it already exists and holds processes (a create would then share
 	// it, and teardown kill them), and is "" otherwise.
 	CgroupInUse(sp *specs.Spec, id string, systemd bool) (string, error)
+	// Cgroups says whether the runtime runs rootless and, if so, whether
+	// it has a cgroup to put the container in (a delegated subtree, the
+	// systemd user manager) or why not. It creates nothing.
+	Cgroups(sp *specs.Spec, id string, systemd bool) CgroupAccess
+	// UsernsRefusal says why this (rootless) caller cannot make the user
+	// namespace a container needs, "" when it can.
+	UsernsRefusal() string
 }
+
+// CgroupAccess is what the caller of the runtime may do with cgroups (the
+// evaluator's launch.Cgroups, as the backend reports it).
+type CgroupAccess = launch.Cgroups
 
 // CreateRequest is everything the backend needs to build one container.
 type CreateRequest struct {
@@ -86,6 +98,10 @@ type CreateRequest struct {
 	NoPivot       bool
 	NoNewKeyring  bool
 	SystemdCgroup bool
+	// NoCgroup: create the container in no cgroup (the plan accepted a
+	// rootless launch without delegation): no limits are set, and
+	// Teardown kills the pid namespace instead.
+	NoCgroup bool
 
 	// Foreground: the caller waits for the container (run without
 	// --detach): stdio goes through pipes or a new pty bridged to the

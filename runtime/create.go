@@ -148,6 +148,8 @@ func (r *Runtime) create(opts CreateOptions) (_ *created, retErr error) {
 		Canary:      r.wantsCanaries(d.Unverified, plan.frozen.spec),
 		Allow:       sortedAllow(d.Allow),
 		Limits:      launch.LimitsOf(plan.frozen.spec),
+		Rootless:    d.Rootless,
+		NoCgroup:    d.NoCgroup,
 	}
 	if effective.Linux != nil {
 		for _, ns := range effective.Linux.Namespaces {
@@ -188,6 +190,7 @@ func (r *Runtime) create(opts CreateOptions) (_ *created, retErr error) {
 		NoPivot:       opts.NoPivot,
 		NoNewKeyring:  opts.NoNewKeyring,
 		SystemdCgroup: opts.SystemdCgroup,
+		NoCgroup:      d.NoCgroup,
 		Foreground:    opts.foreground,
 		NoSubreaper:   opts.noSubreaper,
 	})
@@ -301,6 +304,7 @@ func (r *Runtime) verifyPreLaunchLocked(cr *created) error {
 		Spec:              cr.plan.frozen.spec,
 		CgroupPaths:       cr.c.CgroupPaths(),
 		RequireCgroupKill: d.Level == LevelStrict,
+		NoCgroup:          d.NoCgroup,
 		Landlock:          r.landlockLaunch(cr),
 	}, r.Facts)
 	results = append(results, cr.relayChecks...)

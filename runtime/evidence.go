@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -33,18 +34,32 @@ type Evidence struct {
 }
 
 // DefaultEvidence is the evidence dir for this process: DefaultEvidenceDir
-// for root, the user's state directory otherwise.
+// for root, the user's state directory for a normal user (NormalUser).
 func DefaultEvidence() Evidence {
-	if os.Geteuid() == 0 {
+	if !NormalUser() {
 		return Evidence{Dir: DefaultEvidenceDir, Fsync: true}
 	}
-	base := os.Getenv("XDG_STATE_HOME")
-	if base == "" || !filepath.IsAbs(base) {
-		if home, err := os.UserHomeDir(); err == nil {
-			base = filepath.Join(home, ".local", "state")
-		}
+	// Never a relative directory: create and start run from different
+	// working directories (podman runs `start` itself, conmon `create`).
+	dir := ""
+	xdg := os.Getenv("XDG_RUNTIME_DIR")
+	if os.Geteuid() == 0 && filepath.IsAbs(xdg) {
+		// Root of a normal user's namespace (rootless podman): its
+		// environment differs between create and start ($HOME is set
+		// for one only), its runtime directory does not.
+		dir = filepath.Join(xdg, "vetto-runtime-evidence")
+	} else if base := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(base) {
+		dir = filepath.Join(base, "vetto-runtime")
+	} else if home := os.Getenv("HOME"); filepath.IsAbs(home) && home != "/" {
+		dir = filepath.Join(home, ".local", "state", "vetto-runtime")
+	} else if filepath.IsAbs(xdg) {
+		// No home to keep it in: the user's runtime directory, which
+		// lasts until the user's last session ends.
+		dir = filepath.Join(xdg, "vetto-runtime-evidence")
+	} else {
+		dir = filepath.Join(os.TempDir(), "vetto-runtime-evidence-"+strconv.Itoa(os.Geteuid()))
 	}
-	return Evidence{Dir: filepath.Join(base, "vetto-runtime"), Fsync: true}
+	return Evidence{Dir: dir, Fsync: true}
 }
 
 // LogPath is the host-wide audit log.

@@ -64,6 +64,11 @@ func (r *Runtime) Exec(opts ExecOptions) (int, error) {
 	switch {
 	case status == StatusStopped:
 		return -1, Errorf(ErrWrongState, "cannot exec in a stopped container")
+	case status == StatusCreated && rec.Rootless && rec.Canary:
+		// Its init stays dumpable until the program execs, so that the
+		// host's user can read it for the canaries at start; a process
+		// exec'd now could reach it too (shim.Config.Dumpable).
+		return -1, Errorf(ErrWrongState, "cannot exec in a created rootless container before start: its init must stay readable by you for start's canaries, and would be by the exec'd process; start it first")
 	case status == StatusPaused && !opts.IgnorePaused:
 		return -1, Errorf(ErrWrongState, "cannot exec in a paused container (use --ignore-paused to override)")
 	}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -24,7 +26,7 @@ func privateDir(d string) error {
 	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
 		return fmt.Errorf("%s is not a directory (a symlink?)", d)
 	}
-	if int(st.Uid) != os.Geteuid() && st.Uid != 0 {
+	if int(st.Uid) != os.Geteuid() && st.Uid != 0 && !unmappedInUserNamespace(st.Uid) {
 		return fmt.Errorf("%s is owned by uid %d: want this user's (or root's)", d, st.Uid)
 	}
 	// A parent writable by others is fine only if it is sticky (/tmp):
@@ -68,4 +70,38 @@ func CheckStateRoot(root string) error {
 			return nil
 		}
 	}
+}
+
+// unmappedInUserNamespace: uid is the kernel's overflow uid and this
+// process runs in a user namespace, so the directory's owner is a host
+// user outside its map — for the directories above a normal user's
+// runtime directory (/tmp, /run/user) that is the host's root, seen from
+// the namespace rootless podman runs its runtime in. Still refused if
+// others may write there without the sticky bit.
+func unmappedInUserNamespace(uid uint32) bool {
+	data, err := os.ReadFile("/proc/sys/kernel/overflowuid")
+	if err != nil || strings.TrimSpace(string(data)) != strconv.FormatUint(uint64(uid), 10) {
+		return false
+	}
+	return InUserNamespace()
+}
+
+// InUserNamespace reports whether this process runs in a user namespace
+// other than the initial one, whose uid map is the whole range onto
+// itself.
+func InUserNamespace() bool {
+	m, err := os.ReadFile("/proc/self/uid_map")
+	if err != nil {
+		return false
+	}
+	f := strings.Fields(string(m))
+	return !(len(f) == 3 && f[0] == "0" && f[1] == "0" && f[2] == "4294967295")
+}
+
+// NormalUser: the runtime runs for a normal user — not root, or root only
+// of a user namespace a normal user made (rootless podman runs its
+// runtime as uid 0 of its namespace, with the user's $USER and
+// $XDG_RUNTIME_DIR), as runc decides where its state goes.
+func NormalUser() bool {
+	return os.Geteuid() != 0 || InUserNamespace() && os.Getenv("USER") != "root"
 }

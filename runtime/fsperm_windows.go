@@ -23,3 +23,6 @@ func privateDir(d string) error {
 
 // CheckStateRoot: the state root on Windows is the runtime's own.
 func CheckStateRoot(string) error { return nil }
+
+// NormalUser: the Windows runtime keeps its state in its own directories.
+func NormalUser() bool { return false }

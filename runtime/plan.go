@@ -33,14 +33,23 @@ func (p *Plan) Hash() string { return p.frozen.hash }
 // (docs/security-levels.md).
 func (p *Plan) LaunchLine() string {
 	d := p.Decision
-	return launchLine(fmt.Sprintf("sandbox: %s tier=%s net=%s level=%s spec=%s posture=%s", p.Backend, d.Tier, d.Net, d.Level, shortHash(p.frozen.hash), postureWord(d.Posture)), d)
+	return launchLine(fmt.Sprintf("sandbox: %s%s tier=%s net=%s level=%s spec=%s posture=%s", p.Backend, rootlessWord(d), d.Tier, d.Net, d.Level, shortHash(p.frozen.hash), postureWord(d.Posture)), d)
 }
 
 // DryRunLine is the launch line of a plan nothing enforces: no tier is
 // claimed, since no sandbox was built to have one.
 func (p *Plan) DryRunLine() string {
 	d := p.Decision
-	return launchLine(fmt.Sprintf("sandbox: %s tier=unknown(dry-run) net=%s level=%s spec=%s posture=%s NOT ENFORCED", p.Backend, d.Net, d.Level, shortHash(p.frozen.hash), postureWord(d.Posture)), d)
+	return launchLine(fmt.Sprintf("sandbox: %s%s tier=unknown(dry-run) net=%s level=%s spec=%s posture=%s NOT ENFORCED", p.Backend, rootlessWord(d), d.Net, d.Level, shortHash(p.frozen.hash), postureWord(d.Posture)), d)
+}
+
+// rootlessWord marks the launch line of a runtime without root on the
+// host.
+func rootlessWord(d *launch.Decision) string {
+	if d.Rootless {
+		return " rootless"
+	}
+	return ""
 }
 
 func postureWord(p launch.Posture) string {
@@ -116,6 +125,10 @@ func (r *Runtime) launchHost(id, bundle string, s *specs.Spec, systemd bool) (la
 			return h, fmt.Errorf("cgroup of %q: %w", id, err)
 		}
 		h.CgroupInUse = inUse
+		h.Cgroups = lf.Cgroups(s, id, systemd)
+		if h.Cgroups.Rootless && newUserNamespace(s) {
+			h.Userns = lf.UsernsRefusal()
+		}
 	}
 	for _, m := range s.Mounts {
 		if !isBindMount(m) || m.Source == "" {
@@ -182,4 +195,17 @@ func (r *Runtime) landlockABI() (int, error) {
 		return r.LandlockABI()
 	}
 	return landlock.HostABI()
+}
+
+// newUserNamespace reports whether s asks for a user namespace of its own.
+func newUserNamespace(s *specs.Spec) bool {
+	if s.Linux == nil {
+		return false
+	}
+	for _, ns := range s.Linux.Namespaces {
+		if ns.Type == specs.UserNamespace && ns.Path == "" {
+			return true
+		}
+	}
+	return false
 }

@@ -98,6 +98,11 @@ type Record struct {
 	// start runs the P3 canaries in its own domain before it execs the
 	// program (hooks.CanarySession).
 	Canary bool `json:"canary,omitempty"`
+	// Rootless: created by a runtime without root on the host. NoCgroup:
+	// in no cgroup at all (no delegation; limits and cgroup-kill were
+	// accepted degradations), so teardown goes through the pid namespace.
+	Rootless bool `json:"rootless,omitempty"`
+	NoCgroup bool `json:"noCgroup,omitempty"`
 	// OwnPidNamespace: the container has a pid namespace of its own, so
 	// the host can tell its processes from everyone else's.
 	OwnPidNamespace bool `json:"ownPidNamespace,omitempty"`

@@ -48,7 +48,7 @@ func (r *Runtime) recordBaselineLocked(cr *created) error {
 func (r *Runtime) liveInput(rec *Record, c Container, sp *specs.Spec) hooks.LiveInput {
 	return hooks.LiveInput{
 		Pid: c.InitPid(), Baseline: rec.Baseline, Spec: sp, Rootfs: rec.Rootfs,
-		CgroupPaths: c.CgroupPaths(),
+		CgroupPaths: c.CgroupPaths(), NoCgroup: rec.NoCgroup,
 	}
 }
 

@@ -25,6 +25,12 @@ type Config struct {
 	// CanaryFD is the inherited listening socket on which the host sends
 	// the canary plan and gets the report; 0: no canaries.
 	CanaryFD int `json:"canaryFD,omitempty"`
+	// Dumpable keeps the init dumpable through the step (a rootless
+	// runtime): the host side of the canaries reads /proc/<init>/root,
+	// which a user without CAP_SYS_PTRACE in the initial user namespace
+	// may only while the init is dumpable (its memory map was made there,
+	// by the runtime's exec). Root's init is made non-dumpable.
+	Dumpable bool `json:"dumpable,omitempty"`
 }
 
 // Empty reports whether the step has nothing to do.

@@ -55,12 +55,28 @@ type Host struct {
 	// CgroupInUse describes the spec's cgroupsPath when it already exists
 	// and holds processes ("" when it does not).
 	CgroupInUse string
+	// Cgroups is what this caller may do with cgroups.
+	Cgroups Cgroups
+	// Userns says why a rootless caller cannot make the user namespace
+	// the spec asks for ("" when it can, or when that was not asked).
+	Userns string
 	// Sources are the host facts of each bind mount's source, by the
 	// source as the spec names it.
 	Sources map[string]Source
 	// Config and Rootfs are the bundle's config.json and root filesystem,
 	// symlinks resolved.
 	Config, Rootfs string
+}
+
+// Cgroups is what the caller of the runtime may do with cgroups here.
+type Cgroups struct {
+	// Rootless: the runtime runs without root on the host (an euid other
+	// than 0, or uid 0 of a user namespace other than the initial one).
+	Rootless bool
+	// Unusable says why a rootless caller has no cgroup the container may
+	// be created in ("" when it has one: root, a delegated subtree, the
+	// systemd user manager).
+	Unusable string
 }
 
 // Degradation is one accepted missing part of the sandbox.
@@ -98,6 +114,12 @@ type Decision struct {
 	// Unverified: post-launch verification will not run (an accepted
 	// verify degradation).
 	Unverified bool
+	// NoCgroup: the container is created without a cgroup (rootless, no
+	// delegated cgroup, both degradations accepted): no limits, and
+	// teardown kills its pid namespace instead of its cgroup.
+	NoCgroup bool
+	// Rootless: the runtime runs without root on the host.
+	Rootless bool
 
 	floor *Floor
 }
@@ -165,6 +187,13 @@ func Evaluate(req Request, host Host, floor *Floor) *Decision {
 	}
 	if host.CgroupInUse != "" {
 		v.add(RuleCgroupInUse, "%s", host.CgroupInUse)
+	}
+	d.Rootless = host.Cgroups.Rootless
+	if host.Userns != "" {
+		v.add(RuleRootlessUserns, "%s", host.Userns)
+	}
+	if host.Cgroups.Unusable != "" {
+		withoutCgroup(s, d, host.Cgroups.Unusable, &v)
 	}
 	selfWritable(s, host, &v)
 	if bad := uncoveredMasks(s); len(bad) > 0 {
@@ -262,6 +291,72 @@ func (d *Decision) degrade(f Feature, why string, v *violations) {
 	default:
 		d.Degraded = append(d.Degraded, Degradation{Feature: f, Reason: why})
 	}
+}
+
+// withoutCgroup decides a launch with no cgroup to put the container in
+// (a rootless caller without delegation): cgroup.kill and any limit the
+// spec sets are degradations the level must accept, and teardown must be
+// able to prove the container gone without a cgroup — which only its own
+// pid namespace gives (killing its init kills every process in it, and
+// /proc shows who is left).
+func withoutCgroup(s *specs.Spec, d *Decision, why string, v *violations) {
+	d.NoCgroup = true
+	if !ownPidNamespace(s) {
+		v.add(RuleRootlessPidNS, "%s, and the container shares a pid namespace: nothing could kill all of it or prove it gone", why)
+	}
+	d.degrade(FeatureCgroupKill, why+": teardown kills the container's pid namespace and proves from /proc that nothing of it is left (a delegated cgroup: a systemd user manager and --systemd-cgroup, or linux.cgroupsPath inside a delegated subtree)", v)
+	if set := resourcesSet(s); len(set) > 0 {
+		d.degrade(FeatureLimits, fmt.Sprintf("%s: linux.resources (%s) not applied", why, strings.Join(set, ", ")), v)
+	}
+}
+
+// ownPidNamespace reports whether s gives the container a new pid
+// namespace.
+func ownPidNamespace(s *specs.Spec) bool {
+	if s.Linux == nil {
+		return false
+	}
+	for _, ns := range s.Linux.Namespaces {
+		if ns.Type == specs.PIDNamespace && ns.Path == "" {
+			return true
+		}
+	}
+	return false
+}
+
+// resourcesSet names the cgroup limits s sets (device rules are no limit:
+// without a cgroup a user namespace cannot create device nodes at all).
+func resourcesSet(s *specs.Spec) []string {
+	if s.Linux == nil || s.Linux.Resources == nil {
+		return nil
+	}
+	r := s.Linux.Resources
+	var out []string
+	if m := r.Memory; m != nil && (m.Limit != nil || m.Reservation != nil || m.Swap != nil || m.Swappiness != nil || m.DisableOOMKiller != nil) {
+		out = append(out, "memory")
+	}
+	if r.Pids != nil && r.Pids.Limit != nil {
+		out = append(out, "pids")
+	}
+	if c := r.CPU; c != nil && (c.Shares != nil || c.Quota != nil || c.Period != nil || c.Cpus != "" || c.Mems != "" || c.RealtimeRuntime != nil || c.Idle != nil || c.Burst != nil) {
+		out = append(out, "cpu")
+	}
+	if b := r.BlockIO; b != nil && (b.Weight != nil || len(b.WeightDevice) > 0 || len(b.ThrottleReadBpsDevice) > 0 || len(b.ThrottleWriteBpsDevice) > 0 || len(b.ThrottleReadIOPSDevice) > 0 || len(b.ThrottleWriteIOPSDevice) > 0) {
+		out = append(out, "blockIO")
+	}
+	if len(r.HugepageLimits) > 0 {
+		out = append(out, "hugepageLimits")
+	}
+	if r.Network != nil {
+		out = append(out, "network")
+	}
+	if len(r.Rdma) > 0 {
+		out = append(out, "rdma")
+	}
+	if len(r.Unified) > 0 {
+		out = append(out, "unified")
+	}
+	return out
 }
 
 // selfWritable refuses a bundle whose config.json or rootfs is under a

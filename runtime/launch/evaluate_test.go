@@ -136,6 +136,44 @@ func TestEvaluate(t *testing.T) {
 		// 13.9
 		{name: "cgroupsPath in use (13.9)", host: func(h *Host) { h.CgroupInUse = "/sys/fs/cgroup/x holds pid 1" }, rules: []RuleID{RuleCgroupInUse}},
 
+		// 16: rootless without a delegated cgroup.
+		{name: "rootless, no cgroup: refused at standard", host: func(h *Host) {
+			h.Cgroups = Cgroups{Rootless: true, Unusable: "no cgroup delegated to uid 1000"}
+		}, rules: []RuleID{RuleDegradeStandard, RuleDegradeStandard}},
+		{name: "rootless, no cgroup: refused at strict", req: strictReq, host: func(h *Host) {
+			h.Cgroups = Cgroups{Rootless: true, Unusable: "no cgroup delegated to uid 1000"}
+		}, rules: []RuleID{RuleStrictNoDegradation, RuleStrictNoDegradation}, level: Strict},
+		{name: "rootless, no cgroup: accepted, both named", req: func(s *specs.Spec) Request {
+			return Request{Spec: s, Allow: map[Feature]bool{FeatureCgroupKill: true, FeatureLimits: true}}
+		}, host: func(h *Host) { h.Cgroups = Cgroups{Rootless: true, Unusable: "no cgroup delegated to uid 1000"} },
+			check: func(t *testing.T, d *Decision) {
+				if !d.NoCgroup || !d.Rootless {
+					t.Errorf("NoCgroup %v Rootless %v, want both", d.NoCgroup, d.Rootless)
+				}
+				got := strings.Join(d.DegradedStrings(), "\n")
+				if !strings.Contains(got, "cgroup-kill: no cgroup delegated") || !strings.Contains(got, "limits: no cgroup delegated to uid 1000: linux.resources (memory, pids) not applied") {
+					t.Errorf("degraded %q", got)
+				}
+			}},
+		{name: "rootless, no cgroup, no limits: only cgroup-kill", edit: func(s *specs.Spec) { s.Linux.Resources.Memory, s.Linux.Resources.Pids = nil, nil },
+			req:  func(s *specs.Spec) Request { return Request{Spec: s, Allow: map[Feature]bool{FeatureCgroupKill: true}} },
+			host: func(h *Host) { h.Cgroups = Cgroups{Rootless: true, Unusable: "x"} }},
+		{name: "rootless, no cgroup, shared pid namespace", edit: func(s *specs.Spec) { s.Linux.Namespaces = s.Linux.Namespaces[1:] },
+			req:  func(s *specs.Spec) Request { return Request{Spec: s, Level: Degraded, LevelSet: true} },
+			host: func(h *Host) { h.Cgroups = Cgroups{Rootless: true, Unusable: "x"} }, rules: []RuleID{RuleRootlessPidNS}, level: levelDegraded},
+		{name: "rootless, no cgroup: a bundle cannot accept cgroup-kill", edit: func(s *specs.Spec) { s.Annotations[AnnotationAllowDegraded] = "cgroup-kill,limits" },
+			host: func(h *Host) { h.Cgroups = Cgroups{Rootless: true, Unusable: "x"} }, rules: []RuleID{RuleBundleFeature, RuleDegradeStandard}},
+		{name: "rootless, user namespace refused (AppArmor)", host: func(h *Host) {
+			h.Cgroups = Cgroups{Rootless: true}
+			h.Userns = "cannot write its uid and gid maps: operation not permitted"
+		}, rules: []RuleID{RuleRootlessUserns}},
+		{name: "rootless with delegation: nothing degraded", host: func(h *Host) { h.Cgroups = Cgroups{Rootless: true} },
+			check: func(t *testing.T, d *Decision) {
+				if d.NoCgroup || !d.Rootless || len(d.Degraded) > 0 {
+					t.Errorf("NoCgroup %v Rootless %v degraded %v", d.NoCgroup, d.Rootless, d.Degraded)
+				}
+			}},
+
 		// Degradations.
 		{name: "kernel memory refused at standard", edit: func(s *specs.Spec) { s.Linux.Resources.Memory.KernelTCP = i64(1 << 20) },
 			rules: []RuleID{RuleDegradeStandard}},

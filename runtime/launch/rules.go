@@ -58,6 +58,8 @@ const (
 	RuleBundleSelfWrite  RuleID = "bundle.self-writable"
 	RuleCgroupInUse      RuleID = "cgroup.in-use"
 	RuleCapsUnset        RuleID = "capabilities.unset"
+	RuleRootlessPidNS    RuleID = "rootless.pid-namespace"
+	RuleRootlessUserns   RuleID = "rootless.user-namespace"
 	RuleLandlockInput    RuleID = "landlock.input"
 	RuleLandlockProbe    RuleID = "landlock.probe"
 	RulePostureAnnotated RuleID = "posture.annotation"
@@ -123,6 +125,8 @@ var Rules = []Rule{
 	{RuleBundleFeature, "every level", KindInput, "a bundle's dev.vetto.allow-degraded may accept only degradations of what the bundle itself asks for (landlock, network, limits); verification and cgroup.kill are the runtime's guarantees", "remove them from the annotation; a caller can pass --allow-degraded"},
 	{RuleBundleSelfWrite, "every level", KindLevel, "the bundle's config.json and root filesystem are not under a read-write mount of the same bundle (a container that can rewrite its own bundle decides its next run)", "keep the bundle outside every writable mount: compile it with --bundle outside the project"},
 	{RuleCgroupInUse, "every level", KindLevel, "the container's cgroupsPath does not name a cgroup that exists and holds processes before create (teardown would kill them)", "use a fresh cgroupsPath, or leave it unset"},
+	{RuleRootlessUserns, "every level", KindHost, "a rootless caller can make the user namespace the spec asks for: user namespaces on, and (where AppArmor restricts them) its uid map written, as doctor's userns-probe makes it", "on an AppArmor-restricted host install packaging/apparmor/vetto-runtime (docs/rootless.md), never turn the restriction off; elsewhere the sysctl the message names"},
+	{RuleRootlessPidNS, "every level", KindHost, "a container created without a cgroup (rootless, no delegated cgroup) has its own pid namespace: teardown kills it through that namespace's init and proves it empty from /proc", "give the container a new pid namespace, or run where the user has a delegated cgroup (systemd user manager, --systemd-cgroup)"},
 	{RuleCapsUnset, "every level", KindLevel, "an unset process.capabilities means no capabilities (libcontainer would leave the runtime's own)", "list the capabilities the process needs in process.capabilities"},
 	{RuleLandlockInput, "every level", KindInput, "dev.vetto.landlock is a valid ruleset, with process.noNewPrivileges true (Landlock needs it)", "fix the annotation or the spec as the message says"},
 	{RuleLandlockProbe, "every level", KindHost, "the host's Landlock ABI can be read when the bundle asks for Landlock", "check the kernel (vetto-runtime doctor)"},

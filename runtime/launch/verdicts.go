@@ -19,6 +19,9 @@ func (d *Decision) PreLaunch(results []hooks.Result) Violations {
 			if res.Note != "" {
 				d.Notes = append(d.Notes, res.Check+": "+res.Note)
 			}
+		case res.Feature != "" && d.NoCgroup && d.hasDegraded(Feature(res.Feature)) && res.Feature != string(FeatureLandlock):
+			// A limit read back from a cgroup the container has none
+			// of: the evaluator's degradation already says so.
 		case res.Feature != "":
 			d.degrade(Feature(res.Feature), res.String(), &v)
 		default:
@@ -75,4 +78,14 @@ func PostLaunch(level Level, s hooks.Summary, exitedFirst bool) (Action, RuleID)
 		return Kill, RulePostLaunchIncomplete
 	}
 	return Unverified, RulePostLaunchIncomplete
+}
+
+// hasDegraded reports whether f is an accepted degradation already.
+func (d *Decision) hasDegraded(f Feature) bool {
+	for _, g := range d.Degraded {
+		if g.Feature == f {
+			return true
+		}
+	}
+	return false
 }

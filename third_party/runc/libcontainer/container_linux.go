@@ -1086,7 +1086,9 @@ func (c *Container) bootstrapData(cloneFlags uintptr, nsMaps map[configs.Namespa
 				// We resolve the paths for new{u,g}idmap from
 				// the context of runc to avoid doing a path
 				// lookup in the nsexec context.
-				if path, err := exec.LookPath("newuidmap"); err == nil {
+				// (vetto: at fixed absolute paths, never through
+				// the caller's PATH.)
+				if path, err := systemBinary("newuidmap"); err == nil {
 					r.AddData(&Bytemsg{
 						Type:  UidmapPathAttr,
 						Value: []byte(path),
@@ -1114,7 +1116,7 @@ func (c *Container) bootstrapData(cloneFlags uintptr, nsMaps map[configs.Namespa
 				Value: b,
 			})
 			if c.config.RootlessEUID {
-				if path, err := exec.LookPath("newgidmap"); err == nil {
+				if path, err := systemBinary("newgidmap"); err == nil {
 					r.AddData(&Bytemsg{
 						Type:  GidmapPathAttr,
 						Value: []byte(path),
@@ -1190,4 +1192,16 @@ func requiresRootOrMappingTool(c *configs.Config) bool {
 		{ContainerID: 0, HostID: int64(os.Getegid()), Size: 1},
 	}
 	return !reflect.DeepEqual(c.GIDMappings, gidMap)
+}
+
+// systemBinary finds name in the system's binary directories only (vetto):
+// the set-uid id mappers are never looked up through the caller's PATH.
+func systemBinary(name string) (string, error) {
+	for _, dir := range []string{"/usr/bin", "/bin", "/usr/sbin", "/sbin"} {
+		path := dir + "/" + name
+		if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() {
+			return path, nil
+		}
+	}
+	return "", fmt.Errorf("%s not found in /usr/bin, /bin, /usr/sbin or /sbin (install the uidmap package)", name)
 }
