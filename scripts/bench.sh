@@ -4,7 +4,8 @@
 # libcontainer vetto builds on), all on one bundle; then 32 parallel
 # lifecycles per runtime with failures and leaks, peak RSS, the cost of
 # exec, Go's benchmarks of the hot pure parts, a profile of where
-# vetto's time goes, and the egress relay (scripts/bench-relay.sh). Writes
+# vetto's time goes, the egress relay (scripts/bench-relay.sh) and rootless
+# next to rootful (scripts/bench-rootless.sh). Writes
 # docs/performance.md (the "Analysis" section between its markers is kept
 # from the previous file: it is written by hand).
 #
@@ -609,6 +610,11 @@ done
 say "egress relay (scripts/bench-relay.sh)"
 "$repo/scripts/bench-relay.sh" "$vetto" >"$work/relay.md" || die "scripts/bench-relay.sh failed"
 
+# --- rootless ------------------------------------------------------------------
+
+say "rootless next to rootful (scripts/bench-rootless.sh)"
+"$repo/scripts/bench-rootless.sh" "$vetto" >"$work/rootless.md" || die "scripts/bench-rootless.sh failed"
+
 # --- docs/performance.md ------------------------------------------------------
 
 say "writing ${out#"$repo"/}"
@@ -872,6 +878,8 @@ EOF
 	fi
 	printf '\n'
 	cat "$work/relay.md"
+	echo
+	cat "$work/rootless.md"
 	cat <<EOF
 
 ## Analysis
