@@ -397,14 +397,14 @@ func copyFile(t *testing.T, from, to string, mode os.FileMode) {
 func TestRootlessPolicyRun(t *testing.T) {
 	rl := newRootless(t)
 	p := rl.project()
-	script := `cat README; cat .env secrets/key.pem 2>&1; cat /etc/shadow 2>&1; env | grep -c planted-env-secret; tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '; echo ok > written; exit 7`
+	script := `cat README; cat .env secrets/key.pem 2>&1; cat /etc/shadow 2>&1; env | grep -c planted-env-secret; tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '; grep -E '^(Seccomp|NoNewPrivs):' /proc/self/status | tr -d '\t'; echo ok > written; exit 7`
 	bundle := rl.compile("extends = \"default\"\n[filesystem]\ndeny = [\"$PROJECT/secrets\"]\n", p, script)
 	id := rl.id()
 	r := rl.vetto(rl.launch("run", "--bundle", bundle, id)...)
 	if r.code != 7 {
 		t.Fatalf("policy run as %s: %s; want the script's exit 7", rl.name, r)
 	}
-	for _, want := range []string{"hello from the project", "\n0\nlo\n"} {
+	for _, want := range []string{"hello from the project", "\n0\nlo\n", "NoNewPrivs:1", "Seccomp:2"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("stdout %q lacks %q", r.stdout, want)
 		}
