@@ -745,3 +745,23 @@ func TestRootlessAppArmorRestricted(t *testing.T) {
 		t.Errorf("run without the restriction: %s", r)
 	}
 }
+
+// A network allowlist needs the egress relay, which only a root runtime
+// starts: as a normal user the allowlist is the network degradation —
+// refused at standard, naming why and the flag; accepted, the container
+// runs with no network at all, never with the host's.
+func TestRootlessNetworkAllowlist(t *testing.T) {
+	rl := newRootless(t)
+	bundle := rl.compile("extends = \"default\"\n[network]\nmode = \"allowlist\"\nallow = [\"example.com\"]\n", rl.project(),
+		"tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '")
+	r := rl.vetto(rl.launch("run", "--bundle", bundle, rl.id())...)
+	if r.code != 125 || !strings.Contains(r.stderr, "which a rootless runtime does not start") || !strings.Contains(r.stderr, "--allow-degraded=network") {
+		t.Fatalf("allowlist as a normal user: %s; want 125 naming the relay and --allow-degraded=network", r)
+	}
+	rl.assertNothingLeft()
+	args := rl.launch("run", "--allow-degraded=network", "--bundle", bundle, rl.id())
+	r = rl.vetto(args...)
+	if r.code != 0 || strings.TrimSpace(r.stdout) != "lo" || !strings.Contains(r.stderr, "network: network mode \"allowlist\" needs the egress relay") {
+		t.Errorf("allowlist accepted as degraded: %s; want only lo, the degradation named", r)
+	}
+}

@@ -126,6 +126,13 @@ func (r *Runtime) launchHost(id, bundle string, s *specs.Spec, systemd bool) (la
 		}
 		h.CgroupInUse = inUse
 		h.Cgroups = lf.Cgroups(s, id, systemd)
+		if h.Cgroups.Rootless && h.Relay {
+			// The relay is made by root: its sockets in the container's
+			// network namespace (setns needs CAP_SYS_ADMIN in the
+			// runtime's own user namespace) and its drop to an
+			// unprivileged uid of the host.
+			h.Relay, h.RelayMissing = false, "which a rootless runtime does not start (it needs root to make the relay's sockets and drop it to its own uid)"
+		}
 		if h.Cgroups.Rootless && newUserNamespace(s) {
 			h.Userns = lf.UsernsRefusal()
 		}

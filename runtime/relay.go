@@ -103,7 +103,8 @@ func (r *Runtime) startRelayLocked(cr *created) error {
 	sp := cr.plan.frozen.spec
 	mode, allow, needed, err := spec.NetAnnotations(sp.Annotations)
 	rb, ok := r.Backend.(RelayBackend)
-	if !needed || !ok {
+	if !needed || !ok || !cr.plan.Decision.Relay {
+		// No allowlist, or one the plan degraded to no network.
 		return nil
 	}
 	if err != nil {

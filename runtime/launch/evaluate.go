@@ -51,7 +51,10 @@ type Host struct {
 	// AppArmor is enabled on the host.
 	AppArmor bool
 	// Relay: this build can run the egress relay for network allowlists.
-	Relay bool
+	// RelayMissing says why not when it is false ("" for a build without
+	// it).
+	Relay        bool
+	RelayMissing string
 	// CgroupInUse describes the spec's cgroupsPath when it already exists
 	// and holds processes ("" when it does not).
 	CgroupInUse string
@@ -120,6 +123,9 @@ type Decision struct {
 	NoCgroup bool
 	// Rootless: the runtime runs without root on the host.
 	Rootless bool
+	// Relay: the egress relay is started for the spec's allowlist (false
+	// when the host has none and the network was degraded instead).
+	Relay bool
 
 	floor *Floor
 }
@@ -225,9 +231,15 @@ func Evaluate(req Request, host Host, floor *Floor) *Decision {
 	case "", "off", "none":
 	default:
 		if !host.Relay {
-			d.degrade(FeatureNetwork, fmt.Sprintf("network mode %q needs the egress relay, which this build lacks; the container would get no network", m), &v)
+			missing := host.RelayMissing
+			if missing == "" {
+				missing = "which this build lacks"
+			}
+			d.degrade(FeatureNetwork, fmt.Sprintf("network mode %q needs the egress relay, %s; the container would get no network", m, missing), &v)
 		} else if _, _, _, err := spec.NetAnnotations(s.Annotations); err != nil {
 			v.add(RuleNetAnnotation, "%v", err)
+		} else {
+			d.Relay = true
 		}
 	}
 	if req.NoVerify {

@@ -167,6 +167,13 @@ func TestEvaluate(t *testing.T) {
 			h.Cgroups = Cgroups{Rootless: true}
 			h.Userns = "cannot write its uid and gid maps: operation not permitted"
 		}, rules: []RuleID{RuleRootlessUserns}},
+		{name: "rootless: an allowlist without the relay is the network degradation", edit: func(s *specs.Spec) {
+			s.Annotations[AnnotationNet] = "allowlist"
+			s.Annotations["dev.vetto.net.allow"] = `["example.com"]`
+		}, host: func(h *Host) {
+			h.Cgroups = Cgroups{Rootless: true}
+			h.RelayMissing = "which a rootless runtime does not start"
+		}, rules: []RuleID{RuleDegradeStandard}},
 		{name: "rootless with delegation: nothing degraded", host: func(h *Host) { h.Cgroups = Cgroups{Rootless: true} },
 			check: func(t *testing.T, d *Decision) {
 				if d.NoCgroup || !d.Rootless || len(d.Degraded) > 0 {
