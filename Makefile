@@ -25,7 +25,7 @@ SHELL     := /bin/bash
 export PATH := $(PATH):/usr/local/go/bin:$(HOME)/go/bin
 export CGO_ENABLED := 1
 
-.PHONY: help deps build test unit integration lint cross demo install clean
+.PHONY: help deps build test unit integration lint cross demo man install clean
 
 help: ## list the targets
 	@grep -Eh '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -46,6 +46,7 @@ test: unit integration ## unit and integration tests (integration needs root)
 
 unit: deps ## unit tests, with the race detector (everything but integration/)
 	$(GO) test -tags "$(TAGS)" -race -count=1 $$($(GO) list ./... | grep -v /integration)
+	$(GO) test -tags "$(filter-out urfave_cli_no_docs,$(TAGS))" -count=1 -run '^TestManPage$$' .
 
 integration: build ## run real containers with the built binary (root)
 	set -o pipefail; cd integration && TESTONLY_VETTO_BINARY=$(CURDIR)/$(BIN) \
@@ -80,6 +81,10 @@ demo: build ## build, then sandbox a command in this repository with the default
 .PHONY: bench
 bench: build ## time run beside crun, runc and runc 1.5.3 (hyperfine), parallel runs, RSS, exec, Go benchmarks; writes docs/performance.md (root)
 	./scripts/bench.sh $(BIN)
+
+man: ## generate the man page into bin/man/vetto-runtime.8 (the generator is linked into a test, not the binary)
+	CGO_ENABLED=1 $(GO) test -tags "$(filter-out urfave_cli_no_docs,$(TAGS))" -run '^TestManPage$$' -count=1 . -args -man=$(CURDIR)/bin/man
+	@echo "man: bin/man/vetto-runtime.8 (man -l bin/man/vetto-runtime.8)"
 
 install: build ## install the binary to $(PREFIX)/bin
 	install -D -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/vetto-runtime

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -97,8 +98,10 @@ read-only, or on --rootfs DIR. See 'vetto-runtime policy explain'.`,
 			if policyRequested(c) {
 				return specFromPolicy(c)
 			}
-			if err := args(c, 0, 0); err != nil {
-				return err
+			if c.NArg() > 0 {
+				// `spec -- make test` means a sandbox for that command,
+				// which only a policy gives.
+				return runtime.Errorf(runtime.ErrInvalidInput, "spec: %q after -- is the command of a policy sandbox: add --profile NAME (default, strict, audit, permissive) or --policy FILE; without them spec writes runc's starter config.json and takes no arguments", strings.Join(c.Args().Slice(), " "))
 			}
 			s, err := newBackend().ExampleSpec(c.Bool("rootless"))
 			if err != nil {

@@ -276,7 +276,14 @@ func parseBytes(s string) (int64, error) {
 func refusedCommand(name, usage, why string) *cli.Command {
 	return &cli.Command{
 		Name: name, Usage: usage + " (not supported by vetto-runtime)", SkipFlagParsing: true,
-		Action: func(*cli.Context) error {
+		Description: "Not supported: " + why + ". The command exists so that a client that calls it gets this reason, not an unknown command.",
+		Action: func(c *cli.Context) error {
+			// --help is help, whatever else the command refuses.
+			for _, a := range c.Args().Slice() {
+				if a == "-h" || a == "--help" || a == "-help" {
+					return cli.ShowCommandHelp(c.Lineage()[1], name)
+				}
+			}
 			return runtime.Errorf(runtime.ErrInvalidInput, "%s is not supported by vetto-runtime: %s", name, why)
 		},
 	}

@@ -78,7 +78,7 @@ func newApp(status *int) *cli.App {
 		Usage:                "fail-closed OCI container runtime",
 		Description:          description,
 		Version:              version,
-		EnableBashCompletion: false,
+		EnableBashCompletion: true,
 		// Errors go through reportError and the exit-code table, once.
 		ExitErrHandler: func(*cli.Context, error) {},
 		Flags: append([]cli.Flag{
@@ -116,6 +116,7 @@ func newApp(status *int) *cli.App {
 			reportCommand(),
 			hookCommand(),
 			policyCommand(),
+			completionCommand(),
 		},
 	}
 	withUsageErrors(app.Commands, "")

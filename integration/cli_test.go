@@ -537,3 +537,55 @@ func TestUnknownFlagIsOneLine(t *testing.T) {
 		}
 	}
 }
+
+// The CLI habits a runc or podman user expects: --help of a refused
+// command is its help (with the reason), `spec -- CMD` without a policy
+// says which flag it needs, and the shells can complete commands and
+// flags from the binary itself.
+func TestCLIHelpAndCompletion(t *testing.T) {
+	e := newEnv(t)
+	for _, cmd := range []string{"checkpoint", "restore"} {
+		r := e.vetto(cmd, "--help")
+		if r.code != 0 || !strings.Contains(r.stdout, "Not supported: CRIU") || strings.Contains(r.stderr, "error") {
+			t.Errorf("%s --help: %s; want exit 0 and its help with the reason", cmd, r)
+		}
+		if r := e.vetto(cmd, "x"); r.code != 1 || !strings.Contains(r.stderr, "not supported by vetto-runtime") {
+			t.Errorf("%s x: %s; want exit 1 and the reason", cmd, r)
+		}
+	}
+	bundle := t.TempDir()
+	r := e.vetto("spec", "--bundle", bundle, "--", "make", "test")
+	if r.code != 1 || !strings.Contains(r.stderr, "--profile") || !strings.Contains(r.stderr, "--policy") || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+		t.Errorf("spec -- make test: %s; want one line naming --profile and --policy", r)
+	}
+	if _, err := os.Stat(filepath.Join(bundle, "config.json")); err == nil {
+		t.Error("spec -- make test wrote a config.json")
+	}
+	if r := e.vetto("--generate-bash-completion"); r.code != 0 || !strings.Contains(r.stdout, "\nrun\n") || !strings.Contains(r.stdout, "completion") {
+		t.Errorf("--generate-bash-completion: %s; want the commands", r)
+	}
+	if r := e.vetto("run", "--bu", "--generate-bash-completion"); !strings.Contains(r.stdout, "--bundle") {
+		t.Errorf("run --bu --generate-bash-completion: %s; want --bundle", r)
+	}
+	for _, shell := range []string{"bash", "zsh", "fish"} {
+		r := e.vetto("completion", shell)
+		if r.code != 0 || !strings.Contains(r.stdout, "vetto-runtime") {
+			t.Errorf("completion %s: %s", shell, r)
+			continue
+		}
+		if shell == "bash" {
+			script := filepath.Join(t.TempDir(), "c.bash")
+			if err := os.WriteFile(script, []byte(r.stdout), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			// The script completes "ru" to run, asking the binary.
+			out, err := exec.Command("bash", "-c", `source "$1"; COMP_WORDS=("$2" ru); COMP_CWORD=1; _vetto_runtime; echo "${COMPREPLY[*]}"`, "bash", script, binary).CombinedOutput()
+			if err != nil || strings.TrimSpace(string(out)) != "run" {
+				t.Errorf("bash completion of \"ru\": %q, %v; want run", out, err)
+			}
+		}
+	}
+	if r := e.vetto("completion", "tcsh"); r.code != 1 || !strings.Contains(r.stderr, "want bash, zsh or fish") {
+		t.Errorf("completion tcsh: %s", r)
+	}
+}
