@@ -327,14 +327,17 @@ func makeEmptyDir(dir string) (created bool, err error) {
 func explainPolicy(c *cli.Context, file string, cmd []string) (name string, plan *spec.Plan, err error) {
 	profile := c.String("profile")
 	var p *spec.Policy
+	// What the parser found wrong: with them, the compiler still judges
+	// what did parse, so that one pass names every problem.
+	var parseErrs spec.PolicyErrors
 	switch {
 	case file != "":
 		data, err := os.ReadFile(file)
 		if err != nil {
 			return file, nil, runtime.Errorf(runtime.ErrInvalidInput, "read policy: %w", err)
 		}
-		if p, err = spec.ParsePolicy(data, file); err != nil {
-			return file, nil, runtime.WithKind(runtime.ErrInvalidInput, err)
+		if p, parseErrs = spec.ParsePolicyPartial(data, file); p == nil {
+			return file, nil, runtime.WithKind(runtime.ErrInvalidInput, parseErrs)
 		}
 		if profile != "" {
 			if p.Extends.Set && p.Extends.Value != profile {
@@ -360,6 +363,13 @@ func explainPolicy(c *cli.Context, file string, cmd []string) (name string, plan
 		Project: c.String("project"), Rootfs: c.String("rootfs"), Args: cmd,
 		SandboxID: conf.SandboxID(), AllowBroadProject: c.Bool("dangerously-allow-project"),
 	})
+	if len(parseErrs) > 0 {
+		var more spec.PolicyErrors
+		if errors.As(err, &more) {
+			parseErrs = parseErrs.Merge(more)
+		}
+		return p.File, nil, runtime.WithKind(runtime.ErrInvalidInput, parseErrs)
+	}
 	if err != nil {
 		if errors.Is(err, spec.ErrUnsafe) {
 			return p.File, nil, runtime.WithKind(runtime.ErrPolicyCompileFailed, err)

@@ -351,6 +351,21 @@ func TestPolicyErrors(t *testing.T) {
 	if r := e.vetto("policy", "check", "--project", p, file); r.code != 1 || !strings.Contains(r.stderr, file+":2: filesystem.allow_write[0]: path escapes its root") {
 		t.Errorf("symlink escape: %s", r)
 	}
+	// One pass: a key the parser refuses and a value only the compiler
+	// judges unsafe are both named, with the bad size, in file order.
+	if err := os.WriteFile(file, []byte("extends = \"strict\"\nbogus = 1\n[filesystem]\nallow_write = [\"/\"]\n[limits]\nmemory = \"lots\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = e.vetto("policy", "check", "--project", p, file)
+	if r.code != 1 || !strings.Contains(r.stderr, file+": 3 problem(s)") {
+		t.Errorf("policy check of three problems: %s; want all three in one pass", r)
+	}
+	for i, want := range []string{file + ":2: bogus: unknown key", file + `:4: filesystem.allow_write[0]: unsafe for the host: "/"`, file + ":6: limits.memory: invalid value"} {
+		at := strings.Index(r.stderr, want)
+		if at < 0 {
+			t.Errorf("policy check: stderr %q lacks problem %d, %q", r.stderr, i+1, want)
+		}
+	}
 	if r := e.mustVetto("policy", "explain", "--project", p, "--profile", "default"); !strings.Contains(r.stdout, p+"/.env") {
 		t.Errorf("explain does not list the masked .env: %s", r.stdout)
 	}

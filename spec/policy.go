@@ -191,6 +191,18 @@ var policySchema = map[string]string{
 // and one of ErrSyntax, ErrUnknownKey, ErrWrongType, ErrBadValue,
 // ErrRelativePath or ErrPathEscapes.
 func ParsePolicy(data []byte, file string) (*Policy, error) {
+	p, errs := ParsePolicyPartial(data, file)
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return p, nil
+}
+
+// ParsePolicyPartial is ParsePolicy for `policy check`, which reports
+// every problem in one pass: with the problems it also returns what did
+// parse (each bad value left unset), so that the compiler can judge the
+// rest. The policy is nil only when the file is not TOML at all.
+func ParsePolicyPartial(data []byte, file string) (*Policy, PolicyErrors) {
 	var raw map[string]any
 	md, err := toml.Decode(string(data), &raw)
 	if err != nil {
@@ -252,10 +264,12 @@ func ParsePolicy(data []byte, file string) (*Policy, error) {
 		}
 		return nil
 	})
-	if len(r.errs) > 0 {
-		return nil, r.errs.sorted()
-	}
-	return p, nil
+	return p, r.errs.sorted()
+}
+
+// Merge is es and more, in file order.
+func (es PolicyErrors) Merge(more PolicyErrors) PolicyErrors {
+	return append(append(PolicyErrors{}, es...), more...).sorted()
 }
 
 // ProfilePolicy is the policy of a bare profile: extends name, adds nothing.
