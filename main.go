@@ -184,9 +184,11 @@ func logToStderr() bool {
 // newRuntime builds the core from the global flags.
 func newRuntime(c *cli.Context) (*runtime.Runtime, error) {
 	root := c.String("root")
-	if !c.IsSet("root") && os.Getenv("XDG_RUNTIME_DIR") == "" && runtime.NormalUser() {
+	if !c.IsSet("root") && os.Getenv("XDG_RUNTIME_DIR") == "" && os.Geteuid() != 0 {
 		// /run/vetto-runtime is root's: a normal user's records live in
 		// their own runtime directory, which a login session provides.
+		// (Root of a user namespace without one keeps /run/vetto-runtime,
+		// as runc keeps /run/runc.)
 		return nil, runtime.Errorf(runtime.ErrInvalidInput, "not root (uid %d) and $XDG_RUNTIME_DIR is unset, so there is no state root of your own: log in through a session that sets it, or pass --root DIR (a directory of yours, ideally on tmpfs)", os.Geteuid())
 	}
 	abs, err := filepath.Abs(root)
