@@ -72,6 +72,20 @@ fact landlock_abi "$(probe landlock | sed -n 's/.*ABI \([0-9]*\).*/\1/p')"
 fact doctor_cgroup_mode "$(probe cgroup-mode)"
 fact doctor_cgroup_kill "$(probe cgroup.kill)"
 
+# Pin the scheduler's CFS-bandwidth static key on for the whole run: a
+# cgroup with a CPU quota and no process. Without it the first cpu.max a
+# test sets flips the key, the kernel patches its scheduler text with int3
+# breakpoints (text_poke_bp) while the other vCPU runs it, and under TCG
+# that race panics the guest (seen twice on Debian 13's 6.12, in
+# dequeue_entity and set_next_task_fair, both behind cfs_bandwidth_used()).
+# Pinned, the key never changes again during the tests.
+pin=/sys/fs/cgroup/vetto-vm-cfs-bandwidth-pin
+if grep -qw cpu /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
+	grep -qw cpu /sys/fs/cgroup/cgroup.subtree_control || echo +cpu >/sys/fs/cgroup/cgroup.subtree_control || true
+	mkdir -p "$pin" && echo "100000 100000" >"$pin/cpu.max" || true
+fi
+fact cfs_bandwidth_pin "$(cat "$pin/cpu.max" 2>/dev/null || echo none)"
+
 cd "$opt/integration"
 testenv=(CI=true TESTONLY_VETTO_BINARY="$vetto")
 
