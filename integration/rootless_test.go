@@ -73,9 +73,9 @@ func newRootless(t *testing.T) *rootless {
 		rl.systemd = true
 	}
 	rl.bin = filepath.Join(rl.home, "vetto-runtime")
-	copyFile(t, binary, rl.bin, 0o755)
 	rl.audit = filepath.Join(rl.home, "audit.jsonl")
 	t.Cleanup(rl.cleanup)
+	copyFile(t, binary, rl.bin, 0o755)
 	return rl
 }
 
@@ -94,6 +94,9 @@ func (rl *rootless) createUser(base string) {
 		t.Fatalf("useradd %s: %v: %s", rl.name, err, out)
 	}
 	rl.created = true
+	// Registered at once, so it runs last and whatever fails before or
+	// after: the user never outlives the test.
+	t.Cleanup(rl.removeUser)
 	u, err := user.Lookup(rl.name)
 	if err != nil {
 		t.Fatal(err)
@@ -126,40 +129,47 @@ func hasSubordinate(file, name string) bool {
 // runs (a leak, reported), and removes the user.
 func (rl *rootless) cleanup() {
 	t := rl.t
+	if _, err := os.Stat(rl.bin); err != nil {
+		return // newRootless stopped before the binary was in place
+	}
 	if r := rl.vetto("list", "-q"); r.code == 0 {
 		for _, id := range strings.Fields(r.stdout) {
 			t.Errorf("leak: container %s left in the user's state", id)
 			rl.vetto("delete", "--force", id)
 		}
 	}
-	if rl.created {
-		deadline := time.Now().Add(5 * time.Second)
-		for {
-			pids := processesOf(rl.uid)
-			if len(pids) == 0 {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Errorf("leak: processes of %s still alive: %v", rl.name, pids)
-				for _, p := range pids {
-					_ = syscall.Kill(p, syscall.SIGKILL)
-				}
-				time.Sleep(100 * time.Millisecond)
-				break
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		if out, err := exec.Command("userdel", rl.name).CombinedOutput(); err != nil {
-			t.Errorf("userdel %s: %v: %s", rl.name, err, out)
-		}
-		for _, f := range []string{"/etc/subuid", "/etc/subgid"} {
-			if hasSubordinate(f, rl.name) {
-				_ = exec.Command("sed", "-i", "/^"+rl.name+":/d", f).Run()
-			}
-		}
-	}
 	if m := mountsUnder(rl.home); len(m) > 0 {
 		t.Errorf("leak: mounts left under %s: %v", rl.home, m)
+	}
+}
+
+// removeUser kills what the created user still runs (a leak, reported)
+// and removes the user and its subordinate ranges.
+func (rl *rootless) removeUser() {
+	t := rl.t
+	deadline := time.Now().Add(5 * time.Second)
+	for rl.uid > 0 {
+		pids := processesOf(rl.uid)
+		if len(pids) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("leak: processes of %s still alive: %v", rl.name, pids)
+			for _, p := range pids {
+				_ = syscall.Kill(p, syscall.SIGKILL)
+			}
+			time.Sleep(100 * time.Millisecond)
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if out, err := exec.Command("userdel", rl.name).CombinedOutput(); err != nil {
+		t.Errorf("userdel %s: %v: %s", rl.name, err, out)
+	}
+	for _, f := range []string{"/etc/subuid", "/etc/subgid"} {
+		if hasSubordinate(f, rl.name) {
+			_ = exec.Command("sed", "-i", "/^"+rl.name+":/d", f).Run()
+		}
 	}
 }
 
