@@ -151,6 +151,12 @@ func cgroupDirsOf(path string) []string {
 // were and how.
 func killCgroup(m cgroups.Manager) (int, string, error) {
 	pids, err := m.GetAllPids()
+	if cgroupGone(err) {
+		// Removed under us: systemd stops a transient scope, and removes
+		// its cgroup, once its last process exits. Empty; waitEmpty and
+		// the pid-namespace scan prove it.
+		return 0, "none", nil
+	}
 	if err != nil {
 		return 0, "none", err
 	}
@@ -207,7 +213,7 @@ func waitEmpty(m cgroups.Manager, limit time.Duration) ([]int, error) {
 		if unified != "" {
 			ev, err := cgroups.ReadFile(unified, "cgroup.events")
 			if err != nil {
-				if errors.Is(err, os.ErrNotExist) {
+				if cgroupGone(err) {
 					empty = true // the cgroup itself is gone
 				} else {
 					return nil, err
@@ -216,7 +222,7 @@ func waitEmpty(m cgroups.Manager, limit time.Duration) ([]int, error) {
 			empty = empty || strings.Contains(ev, "populated 0")
 		}
 		pids, err := m.GetAllPids()
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err != nil && !cgroupGone(err) {
 			return nil, err
 		}
 		if (unified == "" || empty) && len(pids) == 0 {
@@ -297,4 +303,11 @@ func taskState(pid int) string {
 		state += ", waiting in " + string(wchan)
 	}
 	return state
+}
+
+// cgroupGone says err is a read of a cgroup that no longer exists: gone
+// (ENOENT), or removed while the read was on its way (ENODEV, what the
+// kernel answers for a file of a cgroup being destroyed).
+func cgroupGone(err error) bool {
+	return err != nil && (errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ENODEV))
 }
