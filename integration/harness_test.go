@@ -245,20 +245,33 @@ func (e *env) vettoIn(stdin []byte, args ...string) result {
 // container exits. containerd also hands over files.
 func (e *env) runCmd(cmd *exec.Cmd) result {
 	e.t.Helper()
-	stdout, stderr := e.tempFile(), e.tempFile()
-	defer stdout.Close()
-	defer stderr.Close()
-	cmd.Stdout, cmd.Stderr = stdout, stderr
+	return runCaptured(e.t, cmd, e.tmp)
+}
+
+// runCaptured is runCmd with its stdio files in dir, removed after.
+func runCaptured(t *testing.T, cmd *exec.Cmd, dir string) result {
+	t.Helper()
+	var files [2]*os.File
+	for i := range files {
+		f, err := os.CreateTemp(dir, "stdio-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer os.Remove(f.Name())
+		defer f.Close()
+		files[i] = f
+	}
+	cmd.Stdout, cmd.Stderr = files[0], files[1]
 	err := cmd.Run()
 	code := 0
 	if err != nil {
 		ee, ok := err.(*exec.ExitError)
 		if !ok {
-			e.t.Fatalf("run %v: %v", cmd.Args, err)
+			t.Fatalf("run %v: %v", cmd.Args, err)
 		}
 		code = ee.ExitCode()
 	}
-	return result{stdout: readAll(e.t, stdout), stderr: readAll(e.t, stderr), code: code}
+	return result{stdout: readAll(t, files[0]), stderr: readAll(t, files[1]), code: code}
 }
 
 func (e *env) tempFile() *os.File {

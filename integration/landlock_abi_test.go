@@ -188,7 +188,16 @@ func TestLandlockHostABI(t *testing.T) {
 // editBundleConfig rewrites bundle's config.json through edit.
 func editBundleConfig(t *testing.T, bundle string, edit func(*specs.Spec)) {
 	t.Helper()
-	path := filepath.Join(bundle, "config.json")
+	editSpecFile(t, filepath.Join(bundle, "config.json"), edit)
+}
+
+// editSpecFile rewrites the spec at path through edit, keeping its mode.
+func editSpecFile(t *testing.T, path string, edit func(*specs.Spec)) {
+	t.Helper()
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -201,7 +210,7 @@ func editBundleConfig(t *testing.T, bundle string, edit func(*specs.Spec)) {
 	if data, err = json.Marshal(&s); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(path, data, 0o644); err != nil {
+	if err := os.WriteFile(path, data, st.Mode().Perm()); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -411,20 +411,9 @@ func TestSpecTamperedAfterCreate(t *testing.T) {
 	id := e.id()
 	marker := filepath.Join(e.tmp, "poststop-ran")
 	e.mustVetto("create", "-b", e.bundle([]string{"sleep", "100"}, nil), id)
-	path := filepath.Join(e.root, id, "config.json")
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var s specs.Spec
-	if err := json.Unmarshal(data, &s); err != nil {
-		t.Fatal(err)
-	}
-	s.Hooks = &specs.Hooks{Poststop: []specs.Hook{{Path: "/bin/sh", Args: []string{"sh", "-c", "touch " + marker}}}}
-	data, _ = json.Marshal(&s)
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	editSpecFile(t, filepath.Join(e.root, id, "config.json"), func(s *specs.Spec) {
+		s.Hooks = &specs.Hooks{Poststop: []specs.Hook{{Path: "/bin/sh", Args: []string{"sh", "-c", "touch " + marker}}}}
+	})
 	r := e.vetto("start", id)
 	if r.code != 125 || !strings.Contains(r.stderr, "changed after create") {
 		t.Fatalf("start after tampering: %s; want 125 'changed after create'", r)

@@ -252,31 +252,7 @@ func (rl *rootless) run(env []string, name string, args ...string) result {
 	if rl.created {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(rl.uid), Gid: uint32(rl.gid)}}
 	}
-	stdout, stderr := tempFileIn(rl.t, rl.home), tempFileIn(rl.t, rl.home)
-	for _, f := range []*os.File{stdout, stderr} {
-		defer os.Remove(f.Name())
-		defer f.Close()
-	}
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	err := cmd.Run()
-	code := 0
-	if err != nil {
-		ee, ok := err.(*exec.ExitError)
-		if !ok {
-			rl.t.Fatalf("run %v: %v", cmd.Args, err)
-		}
-		code = ee.ExitCode()
-	}
-	return result{stdout: readAll(rl.t, stdout), stderr: readAll(rl.t, stderr), code: code}
-}
-
-func tempFileIn(t *testing.T, dir string) *os.File {
-	t.Helper()
-	f, err := os.CreateTemp(dir, "stdio-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f
+	return runCaptured(rl.t, cmd, rl.home)
 }
 
 // launch is cmd (create or run) with rest, as a user passes it on this

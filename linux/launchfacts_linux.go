@@ -125,7 +125,7 @@ func (*Backend) Cgroups(sp *specs.Spec, id string, systemd bool) runtime.CgroupA
 	}
 	sort.Strings(dirs)
 	for _, dir := range dirs {
-		if at := writableAncestor(dir); at != "" {
+		if at := unwritableAncestor(dir); at != "" {
 			out.Unusable = fmt.Sprintf("no cgroup delegated to %s (%s is not writable)", who, at)
 			return out
 		}
@@ -133,10 +133,10 @@ func (*Backend) Cgroups(sp *specs.Spec, id string, systemd bool) runtime.CgroupA
 	return out
 }
 
-// writableAncestor returns "" when the nearest existing directory at or
+// unwritableAncestor returns "" when the nearest existing directory at or
 // above dir is one this process may create in, and that directory
 // otherwise.
-func writableAncestor(dir string) string {
+func unwritableAncestor(dir string) string {
 	for d := dir; ; d = filepath.Dir(d) {
 		if _, err := os.Stat(d); err == nil {
 			if unix.Access(d, unix.W_OK|unix.X_OK) != nil {

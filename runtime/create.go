@@ -151,13 +151,7 @@ func (r *Runtime) create(opts CreateOptions) (_ *created, retErr error) {
 		Rootless:    d.Rootless,
 		NoCgroup:    d.NoCgroup,
 	}
-	if effective.Linux != nil {
-		for _, ns := range effective.Linux.Namespaces {
-			if ns.Type == specs.PIDNamespace && ns.Path == "" {
-				cr.rec.OwnPidNamespace = true
-			}
-		}
-	}
+	cr.rec.OwnPidNamespace = launch.HasNewNamespace(effective, specs.PIDNamespace)
 	if err := r.Store.writeRecordLocked(cr.rec); err != nil {
 		return nil, fmt.Errorf("create %q: %w", opts.ID, err)
 	}

@@ -133,7 +133,7 @@ func (r *Runtime) launchHost(id, bundle string, s *specs.Spec, systemd bool) (la
 			// unprivileged uid of the host.
 			h.Relay, h.RelayMissing = false, "which a rootless runtime does not start (it needs root to make the relay's sockets and drop it to its own uid)"
 		}
-		if h.Cgroups.Rootless && newUserNamespace(s) {
+		if h.Cgroups.Rootless && launch.HasNewNamespace(s, specs.UserNamespace) {
 			h.Userns = lf.UsernsRefusal()
 		}
 	}
@@ -202,17 +202,4 @@ func (r *Runtime) landlockABI() (int, error) {
 		return r.LandlockABI()
 	}
 	return landlock.HostABI()
-}
-
-// newUserNamespace reports whether s asks for a user namespace of its own.
-func newUserNamespace(s *specs.Spec) bool {
-	if s.Linux == nil {
-		return false
-	}
-	for _, ns := range s.Linux.Namespaces {
-		if ns.Type == specs.UserNamespace && ns.Path == "" {
-			return true
-		}
-	}
-	return false
 }

@@ -50,7 +50,9 @@ func namespacePath(s *specs.Spec, t specs.LinuxNamespaceType) (string, bool) {
 	return "", false
 }
 
-func hasNewNamespace(s *specs.Spec, t specs.LinuxNamespaceType) bool {
+// HasNewNamespace reports whether s gives the container a namespace of
+// type t of its own (listed, without a path to join).
+func HasNewNamespace(s *specs.Spec, t specs.LinuxNamespaceType) bool {
 	p, ok := namespacePath(s, t)
 	return ok && p == ""
 }
@@ -276,7 +278,7 @@ func readOnly(m specs.Mount) bool { return slices.Contains(m.Options, "ro") }
 // include host uid 0, so the container's root is not host root on host
 // files.
 func hostRootUnmapped(s *specs.Spec) bool {
-	if s.Linux == nil || !hasNewNamespace(s, specs.UserNamespace) || len(s.Linux.UIDMappings) == 0 {
+	if s.Linux == nil || !HasNewNamespace(s, specs.UserNamespace) || len(s.Linux.UIDMappings) == 0 {
 		return false
 	}
 	for _, m := range s.Linux.UIDMappings {

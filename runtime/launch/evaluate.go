@@ -313,27 +313,13 @@ func (d *Decision) degrade(f Feature, why string, v *violations) {
 // /proc shows who is left).
 func withoutCgroup(s *specs.Spec, d *Decision, why string, v *violations) {
 	d.NoCgroup = true
-	if !ownPidNamespace(s) {
+	if !HasNewNamespace(s, specs.PIDNamespace) {
 		v.add(RuleRootlessPidNS, "%s, and the container shares a pid namespace: nothing could kill all of it or prove it gone", why)
 	}
 	d.degrade(FeatureCgroupKill, why+": teardown kills the container's pid namespace and proves from /proc that nothing of it is left (a delegated cgroup: a systemd user manager and --systemd-cgroup, or linux.cgroupsPath inside a delegated subtree)", v)
 	if set := resourcesSet(s); len(set) > 0 {
 		d.degrade(FeatureLimits, fmt.Sprintf("%s: linux.resources (%s) not applied", why, strings.Join(set, ", ")), v)
 	}
-}
-
-// ownPidNamespace reports whether s gives the container a new pid
-// namespace.
-func ownPidNamespace(s *specs.Spec) bool {
-	if s.Linux == nil {
-		return false
-	}
-	for _, ns := range s.Linux.Namespaces {
-		if ns.Type == specs.PIDNamespace && ns.Path == "" {
-			return true
-		}
-	}
-	return false
 }
 
 // resourcesSet names the cgroup limits s sets (device rules are no limit:
