@@ -37,6 +37,10 @@ type container struct {
 	// (Start, Proceed); startExe the file the init ran before start.
 	canary   net.Conn
 	startExe [2]uint64
+	// root is the init's root, held across start with its mount
+	// namespace (HoldRoot): the executable can still be looked at once
+	// the init is gone.
+	root, mntNS int
 }
 
 func (c *container) ID() string { return c.lc.ID() }

@@ -189,6 +189,17 @@ type ShimContainer interface {
 	InitExe() ([2]uint64, error)
 }
 
+// ExecutableContainer is implemented by containers whose backend reads,
+// from the host, the file the container's process will exec: args[0]
+// resolved in the container's root as its init resolves it.
+type ExecutableContainer interface {
+	// Executable identifies the file; with digest, its sha256 too.
+	Executable(proc *specs.Process, digest bool) (*hooks.Executable, error)
+	// HoldRoot keeps the container's root open, mounts and all, until
+	// release, so Executable still answers once the init is gone.
+	HoldRoot() (release func(), err error)
+}
+
 // Foreground is the caller's handle on a container it waits for.
 type Foreground interface {
 	// Wait forwards signals to the init until it exits and returns its

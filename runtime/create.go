@@ -302,6 +302,9 @@ func (r *Runtime) verifyPreLaunchLocked(cr *created) error {
 		Landlock:          r.landlockLaunch(cr),
 	}, r.Facts)
 	results = append(results, cr.relayChecks...)
+	exe, exeResults := recordExecutable(cr.c, cr.plan.frozen.spec)
+	cr.rec.Executable = exe
+	results = append(results, exeResults...)
 	// The verdicts are the evidence: a launch whose evidence cannot be
 	// written does not go ahead.
 	if err := r.Store.auditLocked(AuditEvent{ID: cr.rec.ID, Spec: cr.rec.SpecHash, Level: cr.rec.Level.String(), Event: "verdicts", Results: results}, true); err != nil {

@@ -59,6 +59,27 @@ func (r *Runtime) startLocked(rec *Record, c Container) error {
 		_ = r.Store.moveLocked(rec, StateSpawnFailed, "no process to start")
 		return stopAfterFailure(c, Errorf(ErrInvalidInput, "start %q: config.json sets no process; a container created without one cannot start", rec.ID))
 	}
+	if ec, ok := c.(ExecutableContainer); ok && rec.Executable != nil {
+		// Held through the exec: an init that refuses its file and exits
+		// must not take the evidence with it.
+		release, err := ec.HoldRoot()
+		if err != nil {
+			return fmt.Errorf("start %q: %w", rec.ID, err)
+		}
+		defer release()
+	}
+	var checked []hooks.Result
+	if res := checkExecutableLocked(rec, c, sp); res != nil {
+		// A PASS is judged with the post-exec checks, in one audit event.
+		checked = append(checked, *res)
+		if res.Verdict != hooks.Pass {
+			if err := r.Store.auditLocked(AuditEvent{ID: rec.ID, Spec: rec.SpecHash, Level: rec.Level.String(), Event: "verdicts", Results: checked}, true); err != nil {
+				r.Warnf("%v", err)
+			}
+			_ = r.Store.moveLocked(rec, StateSpecMismatch, res.String())
+			return stopAfterFailure(c, Errorf(ErrSpecMismatch, "start %q: the process's executable is not the file verified at create: %s; create the container again", rec.ID, res.Found))
+		}
+	}
 	verifyPastShim, err := r.watchShim(rec, c)
 	if err != nil {
 		return fmt.Errorf("start %q: %w", rec.ID, err)
@@ -69,7 +90,10 @@ func (r *Runtime) startLocked(rec *Record, c Container) error {
 	}
 	// vetto's own poststart step comes first: a user's poststart hook must
 	// not run against a container that failed verification.
-	if err := r.verifyPostLaunchLocked(rec, c, sp, append(canaries, verifyPastShim()...), took); err != nil {
+	// Read right after the exec: the longer the host waits, the likelier
+	// the program has exec'd something of its own.
+	checked = append(checked, executedCheck(rec, c, sp)...)
+	if err := r.verifyPostLaunchLocked(rec, c, sp, append(append(canaries, verifyPastShim()...), checked...), took); err != nil {
 		return err
 	}
 	// libcontainer would run poststart inside create; the spec puts it

@@ -109,6 +109,10 @@ type Record struct {
 	// Baseline is the init as the host saw it when pre-launch
 	// verification passed; P1 and P2 compare with it.
 	Baseline *hooks.Baseline `json:"baseline,omitempty"`
+	// Executable is the file the process will exec, as the host found it
+	// in the container's root at create: start refuses another, and the
+	// post-exec check compares /proc/<pid>/exe with it.
+	Executable *hooks.Executable `json:"executable,omitempty"`
 	// Verification is the outcome of the last post-launch or on-demand
 	// verification (PASS, FAIL, INCONCLUSIVE), Verdicts its checks.
 	Verification string         `json:"verification,omitempty"`

@@ -82,6 +82,10 @@ func (r *Runtime) startWithCanaries(rec *Record, c Container, sp *specs.Spec) ([
 	}
 	report, err := c.Start(sp, ask)
 	if err != nil {
+		if mm := executableMismatch(rec, c, sp); mm != nil {
+			_ = r.Store.moveLocked(rec, StateSpecMismatch, mm.Error())
+			return nil, 0, stopAfterFailure(c, mm)
+		}
 		// The spec: a failing startContainer hook means "stop the
 		// container"; any other failure to start leaves nothing to run.
 		_ = r.Store.moveLocked(rec, StateSpawnFailed, err.Error())

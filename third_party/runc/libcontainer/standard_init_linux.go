@@ -240,6 +240,12 @@ func (l *linuxStandardInit) Init() error {
 	if err != nil {
 		return err
 	}
+	// vetto: what the exec will find at name must be the file found now,
+	// at create (see checkExecutable).
+	var created unix.Stat_t
+	if err := unix.Stat(name, &created); err != nil {
+		return &os.PathError{Op: "stat", Path: name, Err: err}
+	}
 
 	// Set seccomp as close to execve as possible, so as few syscalls take
 	// place afterward (reducing the amount of syscalls that users need to
@@ -314,5 +320,37 @@ func (l *linuxStandardInit) Init() error {
 		return err
 	}
 	_ = fds.Close()
+	if err := checkExecutable(name, &created); err != nil {
+		return err
+	}
 	return linux.ExecWithRlimits(name, l.config.Args, l.config.Env, finalRlimits(l.config))
+}
+
+// executableChanged (vetto) is the init's refusal to exec a file that is not
+// the one it found at create: the sandbox is not what was verified, and
+// the init exits 125 (see the PreExecHook's coded errors).
+type executableChanged struct{ msg string }
+
+func (e *executableChanged) Error() string { return e.msg }
+func (e *executableChanged) ExitCode() int { return 125 }
+
+// checkExecutable (vetto) stats name once more as the init's last act
+// before execve and refuses if it is another file, or one written to, than
+// the file found at create. The host checks the file's digest at start;
+// this closes the window between that check and the exec to the two
+// system calls. A filter that refuses stat leaves the host's checks.
+func checkExecutable(name string, created *unix.Stat_t) error {
+	var now unix.Stat_t
+	err := unix.Stat(name, &now)
+	switch {
+	case errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EPERM):
+		return nil
+	case err != nil:
+		return &executableChanged{fmt.Sprintf("vetto: %s: %v: it was there at create", name, err)}
+	case now.Dev != created.Dev || now.Ino != created.Ino:
+		return &executableChanged{fmt.Sprintf("vetto: %s was replaced since create; not running it", name)}
+	case now.Size != created.Size || now.Ctim != created.Ctim || now.Mtim != created.Mtim:
+		return &executableChanged{fmt.Sprintf("vetto: %s was written to since create; not running it", name)}
+	}
+	return nil
 }
