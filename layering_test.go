@@ -1,11 +1,14 @@
 package main
 
 import (
-	"bufio"
-	"encoding/json"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
-	"os/exec"
+	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -60,58 +63,104 @@ var pure = map[string]bool{"spec": true, "runtime/launch": true}
 // impure are the standard packages a pure package may not import.
 var impure = map[string]bool{"os": true, "os/exec": true, "os/user": true, "syscall": true, "time": true, "net": true, "io/fs": true, "io/ioutil": true}
 
-type listedPackage struct {
-	ImportPath   string
-	Imports      []string
-	TestImports  []string
-	XTestImports []string
-	Standard     bool
+// goFile is one parsed Go file of ours: its package (the directory below
+// the module root, "" for main) and whether it is a test file.
+type goFile struct {
+	path, pkg string
+	test      bool
+	ast       *ast.File
 }
 
+// ourGoFiles parses every .go file of the module's packages, whatever its
+// build constraints (a file for another GOOS or behind a tag must keep the
+// layering too): not third_party (other projects' code, patched runc, its
+// own module), not testdata (programs the tests build and run inside
+// containers, with their own main), not hidden directories.
+func ourGoFiles(t *testing.T) (*token.FileSet, []goFile) {
+	t.Helper()
+	fset := token.NewFileSet()
+	var files []goFile
+	err := filepath.WalkDir(".", func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if path != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || path == "third_party" || path == "bin") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		pkg := filepath.ToSlash(filepath.Dir(path))
+		if pkg == "." {
+			pkg = ""
+		}
+		files = append(files, goFile{path: path, pkg: pkg, test: strings.HasSuffix(path, "_test.go"), ast: f})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fset, files
+}
+
+func importPath(spec *ast.ImportSpec) string {
+	p, err := strconv.Unquote(spec.Path.Value)
+	if err != nil {
+		return spec.Path.Value
+	}
+	return p
+}
+
+// layeringErrors is what TestLayering reports for one file: each import
+// its package's rule does not allow, and, in a pure package's non-test
+// files, each impure standard package or golang.org/x/sys.
+func layeringErrors(fset *token.FileSet, f goFile) []string {
+	rule, ok := rules[f.pkg]
+	if !ok {
+		return []string{fmt.Sprintf("%s: package %s has no layering rule; add one to rules", fset.Position(f.ast.Package), f.pkg)}
+	}
+	var errs []string
+	for _, spec := range f.ast.Imports {
+		imp := importPath(spec)
+		if pure[f.pkg] && !f.test && (impure[imp] || imp == "golang.org/x/sys" || strings.HasPrefix(imp, "golang.org/x/sys/")) {
+			errs = append(errs, fmt.Sprintf("%s: %s is pure but imports %s", fset.Position(spec.Pos()), f.pkg, imp))
+		}
+		if err := checkImport(f.pkg, imp, rule.ours, rule.thirdParty); err != "" {
+			errs = append(errs, fmt.Sprintf("%s: %s imports %s: %s", fset.Position(spec.Pos()), f.pkg, imp, err))
+		}
+	}
+	return errs
+}
+
+// TestLayering reads each file's imports from its syntax tree: tests
+// (internal and external) are held to their package's rule too; the pure
+// rule is for the files the package builds from.
 func TestLayering(t *testing.T) {
-	for _, goos := range []string{"linux", "darwin", "windows"} {
-		t.Run(goos, func(t *testing.T) {
-			cmd := exec.Command("go", "list", "-tags", "seccomp", "-json", "./...")
-			cmd.Env = append(os.Environ(), "GOOS="+goos)
-			out, err := cmd.Output()
-			if err != nil {
-				t.Fatalf("go list: %v", err)
-			}
-			dec := json.NewDecoder(strings.NewReader(string(out)))
-			seen := 0
-			for dec.More() {
-				var p listedPackage
-				if err := dec.Decode(&p); err != nil {
-					t.Fatal(err)
-				}
-				name := strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, module), "/")
-				if name == "" {
-					continue // main may import anything
-				}
-				rule, ok := rules[name]
-				if !ok {
-					t.Errorf("package %s has no layering rule; add one to rules", name)
-					continue
-				}
-				seen++
-				if pure[name] {
-					for _, imp := range p.Imports {
-						if impure[imp] || strings.HasPrefix(imp, "golang.org/x/sys") {
-							t.Errorf("%s is pure but imports %s", name, imp)
-						}
-					}
-				}
-				imports := append(append(append([]string{}, p.Imports...), p.TestImports...), p.XTestImports...)
-				for _, imp := range imports {
-					if err := checkImport(name, imp, rule.ours, rule.thirdParty); err != "" {
-						t.Errorf("%s imports %s: %s", name, imp, err)
-					}
-				}
-			}
-			if seen < 4 {
-				t.Fatalf("checked only %d packages; go list output changed?", seen)
-			}
-		})
+	fset, files := ourGoFiles(t)
+	seen := map[string]bool{}
+	for _, f := range files {
+		if f.pkg == "" {
+			continue // main may import anything
+		}
+		seen[f.pkg] = true
+		for _, e := range layeringErrors(fset, f) {
+			t.Error(e)
+		}
+	}
+	for pkg := range rules {
+		if !seen[pkg] {
+			t.Errorf("rules name %s, which has no Go files: a stale rule, or the walk missed it", pkg)
+		}
+	}
+	if len(seen) < 4 {
+		t.Fatalf("checked only %d packages; the walk changed?", len(seen))
 	}
 }
 
@@ -143,45 +192,157 @@ func checkImport(pkg, imp string, ours, thirdParty []string) string {
 	return "third-party import not allowed here"
 }
 
+// exits says, for the standard packages whose functions end the process,
+// which of their functions do.
+var exits = map[string]func(name string) bool{
+	"os":                    func(n string) bool { return n == "Exit" },
+	"syscall":               func(n string) bool { return n == "Exit" },
+	"golang.org/x/sys/unix": func(n string) bool { return n == "Exit" },
+	"log": func(n string) bool {
+		return strings.HasPrefix(n, "Fatal") || strings.HasPrefix(n, "Panic")
+	},
+}
+
+// exitsAndPanics finds, in one file's syntax tree, the calls of panic and
+// every use of os.Exit, syscall.Exit, unix.Exit and log.Fatal*/Panic*
+// (called, deferred or taken as a value), through whatever name the file
+// imports the package as, a dot import included. Comments and strings are
+// not code, so they never match.
+func exitsAndPanics(fset *token.FileSet, f *ast.File) []string {
+	named := map[string]func(string) bool{} // local name -> exits
+	var dotted []func(string) bool
+	for _, spec := range f.Imports {
+		is, ok := exits[importPath(spec)]
+		if !ok {
+			continue
+		}
+		name := path.Base(importPath(spec))
+		if spec.Name != nil {
+			name = spec.Name.Name
+		}
+		switch name {
+		case "_":
+		case ".":
+			dotted = append(dotted, is)
+		default:
+			named[name] = is
+		}
+	}
+	var found []string
+	report := func(n ast.Node, what string) {
+		found = append(found, fmt.Sprintf("%s: %s", fset.Position(n.Pos()), what))
+	}
+	ast.Inspect(f, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.SelectorExpr:
+			if x, ok := n.X.(*ast.Ident); ok {
+				if is, ok := named[x.Name]; ok && is(n.Sel.Name) {
+					report(n, x.Name+"."+n.Sel.Name)
+				}
+			}
+		case *ast.CallExpr:
+			if id, ok := n.Fun.(*ast.Ident); ok {
+				if id.Name == "panic" {
+					report(n, "panic")
+				}
+				for _, is := range dotted {
+					if is(id.Name) {
+						report(n, id.Name+" (dot import)")
+					}
+				}
+			}
+		}
+		return true
+	})
+	return found
+}
+
 // Only main.go may exit the process, and nothing below main panics: a
 // runtime that dies half-way leaves containers it cannot account for.
+// Tests may (t.Fatal, TestMain).
 func TestNoExitOrPanicBelowMain(t *testing.T) {
-	err := filepath.WalkDir(".", func(path string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
+	fset, files := ourGoFiles(t)
+	checked := 0
+	for _, f := range files {
+		if f.test || f.path == "main.go" {
+			continue
 		}
-		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") && path != "." || path == "third_party") {
-			// third_party holds other projects' code (patched runc), not ours.
-			return filepath.SkipDir
+		checked++
+		for _, e := range exitsAndPanics(fset, f.ast) {
+			t.Errorf("%s (only main.go may exit; nothing panics)", e)
 		}
-		// testdata holds programs the tests build and run inside
-		// containers (integration/testdata/sysprobe), with their own main:
-		// not the runtime's code.
-		if d.IsDir() && d.Name() == "testdata" {
-			return filepath.SkipDir
-		}
-		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") || path == "main.go" {
-			return nil
-		}
-		f, err := os.Open(path)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		sc := bufio.NewScanner(f)
-		for n := 1; sc.Scan(); n++ {
-			line := strings.TrimSpace(sc.Text())
-			if strings.HasPrefix(line, "//") {
-				continue
+	}
+	if checked < 20 {
+		t.Fatalf("checked only %d files; the walk changed?", checked)
+	}
+}
+
+// The finder itself: what it must catch and what it must leave alone.
+func TestExitsAndPanicsFinder(t *testing.T) {
+	tests := []struct {
+		name, src string
+		want      int
+	}{
+		{"os.Exit", "import \"os\"\nfunc f() { os.Exit(1) }", 1},
+		{"aliased os", "import stdos \"os\"\nfunc f() { stdos.Exit(2) }", 1},
+		{"dot os", "import . \"os\"\nfunc f() { Exit(2) }", 1},
+		{"os.Exit as a value", "import \"os\"\nvar exit = os.Exit", 1},
+		{"deferred", "import \"os\"\nfunc f() { defer os.Exit(0) }", 1},
+		{"log.Fatal*", "import \"log\"\nfunc f() { log.Fatal(1); log.Fatalf(\"\"); log.Fatalln() }", 3},
+		{"aliased log.Panicf", "import l \"log\"\nfunc f() { l.Panicf(\"x\") }", 1},
+		{"unix.Exit", "import \"golang.org/x/sys/unix\"\nfunc f() { unix.Exit(1) }", 1},
+		{"panic", "func f() { panic(\"x\") }", 1},
+		{"in a closure", "func f() { go func() { panic(1) }() }", 1},
+		{"comment and string", "import \"os\"\n// os.Exit(1), panic(x)\nvar s = \"os.Exit(1) panic(\"\nvar _ = os.Getpid", 0},
+		{"another package's Exit", "import \"example.com/os\"\nfunc f() { os.Exit(1) }", 0},
+		{"log.Printf", "import \"log\"\nfunc f() { log.Printf(\"\") }", 0},
+		{"a method called panic", "type T struct{}\nfunc (T) panic() {}\nfunc f(t T) { t.panic() }", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fset := token.NewFileSet()
+			f, err := parser.ParseFile(fset, "x.go", "package x\n"+tt.src, parser.SkipObjectResolution)
+			if err != nil {
+				t.Fatal(err)
 			}
-			if strings.Contains(line, "os.Exit(") || strings.Contains(line, "panic(") {
-				t.Errorf("%s:%d: %s (only main.go may exit; nothing panics)", path, n, line)
+			if got := exitsAndPanics(fset, f); len(got) != tt.want {
+				t.Fatalf("found %d %q, want %d", len(got), got, tt.want)
 			}
-		}
-		return sc.Err()
-	})
-	if err != nil {
-		t.Fatal(err)
+		})
+	}
+}
+
+// The file-level layering check on made-up files: a forbidden import of
+// ours, libcontainer outside linux/, and a pure package's impure import,
+// which its test files may have.
+func TestLayeringErrors(t *testing.T) {
+	tests := []struct {
+		pkg, file, src string
+		want           int
+	}{
+		{"spec", "a.go", "import \"os\"", 1},
+		{"spec", "a.go", "import \"time\"", 1},
+		{"spec", "a.go", "import \"syscall\"", 1},
+		{"spec", "a.go", "import \"golang.org/x/sys/unix\"", 2}, // impure, and not in spec's third-party list
+		{"spec", "a_test.go", "import (\"os\"; \"time\")", 0},
+		{"runtime/launch", "a.go", "import \"os/exec\"", 1},
+		{"spec", "a.go", "import \"" + module + "/hooks\"", 1},
+		{"hooks", "a.go", "import \"" + module + "/spec\"", 0},
+		{"runtime", "a.go", "import \"github.com/opencontainers/runc/libcontainer\"", 1},
+		{"nosuch", "a.go", "", 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.pkg+"/"+tt.file+" "+tt.src, func(t *testing.T) {
+			fset := token.NewFileSet()
+			f, err := parser.ParseFile(fset, tt.file, "package x\n"+tt.src, parser.SkipObjectResolution)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := layeringErrors(fset, goFile{path: tt.file, pkg: tt.pkg, test: strings.HasSuffix(tt.file, "_test.go"), ast: f})
+			if len(got) != tt.want {
+				t.Fatalf("got %q, want %d errors", got, tt.want)
+			}
+		})
 	}
 }
 

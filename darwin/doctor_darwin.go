@@ -85,7 +85,7 @@ func (b *Backend) probeProfile() (string, runtime.Support, string) {
 		return probeProfile, runtime.Supported, "the base profile loads and confines a self-test (sandboxed, no network)"
 	case <-time.After(10 * time.Second):
 		_ = cmd.Process.Kill()
-		<-done
+		<-done //nolint:errcheck // the error of a process we killed; the timeout is what is reported
 		return probeProfile, runtime.Unknown, "the self-test did not finish in 10s"
 	}
 }

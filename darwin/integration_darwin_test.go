@@ -11,6 +11,7 @@ package darwin
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -50,7 +51,7 @@ func binary(t *testing.T) string {
 		cmd := exec.Command("go", "build", "-o", binPath, "..")
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
-			binErr = fmt.Errorf("go build: %v: %s", err, out)
+			binErr = fmt.Errorf("go build: %w: %s", err, out)
 		}
 	})
 	if binErr != nil {
@@ -118,7 +119,8 @@ func (e *env) run(args ...string) (string, string, int) {
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
 	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
 		code = ee.ExitCode()
 	} else if err != nil {
 		e.t.Fatal(err)

@@ -501,7 +501,7 @@ func (c *container) runProbe(args []string, stdin []byte, timeout time.Duration)
 		return []byte(out.String()), nil
 	case <-time.After(timeout):
 		_ = cmd.Process.Kill()
-		<-done
+		<-done //nolint:errcheck // the error of a process we killed; the timeout is what is reported
 		return nil, fmt.Errorf("probe: killed after %s", timeout)
 	}
 }

@@ -105,7 +105,7 @@ func (p *sbplReader) read() (sexp, error) {
 		p.i++
 		v, err := strconv.Unquote(p.s[start:p.i])
 		if err != nil {
-			return sexp{}, fmt.Errorf("string at %d: %v", start, err)
+			return sexp{}, fmt.Errorf("string at %d: %w", start, err)
 		}
 		return sexp{str: v, isStr: true, regex: regex}, nil
 	default:

@@ -3,6 +3,7 @@
 package integration
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -32,8 +33,8 @@ func concVetto(e *env, args ...string) result {
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	code := 0
 	if err := cmd.Run(); err != nil {
-		ee, ok := err.(*exec.ExitError)
-		if !ok {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
 			return result{code: -1, stderr: err.Error()}
 		}
 		code = ee.ExitCode()

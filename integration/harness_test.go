@@ -9,6 +9,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -109,7 +110,7 @@ func compiledSeccomp(tmp string) (*specs.LinuxSeccomp, error) {
 	defer os.RemoveAll(project)
 	cmd := exec.Command(binary, "spec", "--profile", "strict", "--project", project, "--bundle", bundle, "--", "true")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("%v: %s", err, out)
+		return nil, fmt.Errorf("%w: %s", err, out)
 	}
 	data, err := os.ReadFile(filepath.Join(bundle, "config.json"))
 	if err != nil {
@@ -265,8 +266,8 @@ func runCaptured(t *testing.T, cmd *exec.Cmd, dir string) result {
 	err := cmd.Run()
 	code := 0
 	if err != nil {
-		ee, ok := err.(*exec.ExitError)
-		if !ok {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
 			t.Fatalf("run %v: %v", cmd.Args, err)
 		}
 		code = ee.ExitCode()

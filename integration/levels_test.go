@@ -5,6 +5,7 @@ package integration
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -136,7 +137,8 @@ func TestPoisonedEnvironment(t *testing.T) {
 			cmd.Env = append(os.Environ(), "VETTO_SEATBELT_MODE=none", "VETTO_NO_VERIFY=1")
 			out, err := cmd.CombinedOutput()
 			code := 0
-			if ee, ok := err.(*exec.ExitError); ok {
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
 				code = ee.ExitCode()
 			}
 			switch level {
@@ -341,7 +343,8 @@ func TestPreLaunchDetectsFaults(t *testing.T) {
 			cmd := exec.Command(fb, "--root", e.root, "run", "-b", b, id)
 			cmd.Env = append(os.Environ(), "TESTONLY_VETTO_FAULT="+tt.fault)
 			out, err := cmd.CombinedOutput()
-			ee, _ := err.(*exec.ExitError)
+			var ee *exec.ExitError
+			errors.As(err, &ee)
 			if ee == nil || ee.ExitCode() != 125 || !strings.Contains(string(out), tt.want) {
 				t.Fatalf("fault %s: %v, output %q; want exit 125 with %q", tt.fault, err, out, tt.want)
 			}

@@ -3,6 +3,7 @@
 package integration
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -185,8 +186,8 @@ func exitCode(t *testing.T, cmd *exec.Cmd) int {
 	if err == nil {
 		return 0
 	}
-	ee, ok := err.(*exec.ExitError)
-	if !ok {
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
 		t.Fatalf("wait: %v", err)
 	}
 	return ee.ExitCode()

@@ -249,7 +249,7 @@ func (c *container) runJoined(proc *specs.Process, args, env []string, stdin []b
 	case err = <-done:
 	case <-expired:
 		_ = p.Signal(unix.SIGKILL)
-		<-done
+		<-done //nolint:errcheck // the error of a process we killed; the timeout is what is reported
 		err = fmt.Errorf("timeout after %s", timeout)
 	}
 	return err

@@ -63,7 +63,7 @@ func (s *Server) serveDNSUDP(ctx context.Context, pc net.PacketConn) error {
 		}
 		resp := s.answerDNS(buf[:n], true, &ev)
 		if resp != nil {
-			pc.WriteTo(resp, from)
+			_, _ = pc.WriteTo(resp, from)
 		}
 		s.done(&ev)
 	}

@@ -368,7 +368,7 @@ func (s *Server) forwardHTTP(ctx context.Context, c *conn, br *bufio.Reader, req
 		// has decided, so it says 100 itself and sends the origin a plain
 		// request (an origin's 100 would have to be relayed while the
 		// body is being written).
-		io.WriteString(c, "HTTP/1.1 100 Continue\r\n\r\n")
+		_, _ = io.WriteString(c, "HTTP/1.1 100 Continue\r\n\r\n")
 		req.Header.Del("Expect")
 	} else if exp != "" {
 		finish(http.StatusExpectationFailed, fmt.Errorf("expect %q: not supported", exp))
@@ -408,8 +408,8 @@ func (s *Server) forwardHTTP(ctx context.Context, c *conn, br *bufio.Reader, req
 			// follows.
 			removeHop(r.Header)
 			fmt.Fprintf(c, "HTTP/1.1 %s\r\n", r.Status)
-			r.Header.Write(c)
-			io.WriteString(c, "\r\n")
+			_ = r.Header.Write(c)
+			_, _ = io.WriteString(c, "\r\n")
 		default:
 			resp = r
 		}

@@ -91,7 +91,7 @@ func NormalizeName(name string) (string, error) {
 		}
 		if strings.HasPrefix(l, "xn--") {
 			if err := checkALabel(l); err != nil {
-				return "", fmt.Errorf("name %q: %w: %v", name, ErrBadName, err)
+				return "", fmt.Errorf("name %q: %w: %w", name, ErrBadName, err)
 			}
 		}
 	}

@@ -139,7 +139,7 @@ func (s *Server) Serve(ctx context.Context, ls Listeners) error {
 	}
 	<-ctx.Done()
 	for _, closeIt := range closers {
-		closeIt()
+		_ = closeIt()
 	}
 	wg.Wait()
 	if err := context.Cause(ctx); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {

@@ -29,7 +29,7 @@ const (
 // addresses are none of the workload's business.
 func (s *Server) serveSOCKS5(ctx context.Context, nc net.Conn, c *conn, br *bufio.Reader, ev Event) {
 	ev.Protocol = ProtoSOCKS5
-	reply := func(code byte) { c.Write([]byte{5, code, 0, 1, 0, 0, 0, 0, 0, 0}) }
+	reply := func(code byte) { _, _ = c.Write([]byte{5, code, 0, 1, 0, 0, 0, 0, 0, 0}) }
 	fail := func(err error) {
 		d := denied("", 0, denySOCKS, fmt.Sprintf("socks5 handshake: %v", err))
 		if isTimeout(err) {
@@ -52,7 +52,7 @@ func (s *Server) serveSOCKS5(ctx context.Context, nc net.Conn, c *conn, br *bufi
 		noAuth = noAuth || m == 0
 	}
 	if !noAuth {
-		c.Write([]byte{5, 0xff})
+		_, _ = c.Write([]byte{5, 0xff})
 		fail(errors.New("the client offers no method without authentication, the only one served"))
 		return
 	}

@@ -189,7 +189,7 @@ func (s *Server) tunnel(ctx context.Context, client net.Conn, br *bufio.Reader, 
 	if n := br.Buffered(); n > 0 {
 		b, _ := br.Peek(n)
 		pre = append(pre, b...)
-		br.Discard(n)
+		_, _ = br.Discard(n)
 	}
 	if len(pre) > 0 {
 		up.SetWriteDeadline(time.Now().Add(s.cfg.idle))
@@ -213,7 +213,7 @@ func (s *Server) tunnel(ctx context.Context, client net.Conn, br *bufio.Reader, 
 // opposite direction goes on.
 func closeWrite(c net.Conn) {
 	if cw, ok := c.(interface{ CloseWrite() error }); ok {
-		cw.CloseWrite()
+		_ = cw.CloseWrite()
 		return
 	}
 	c.Close()

@@ -35,7 +35,8 @@ if [[ ${1:-} == --diff ]]; then
 	exit 0
 fi
 
-# The packages to copy: every runc package the build imports, on Linux.
+# The packages to copy: every runc package the build imports, on Linux,
+# with their tests.
 pkgs=$(go list -tags "$TAGS" -deps . ./... | grep '^github.com/opencontainers/runc/' | sort -u)
 
 rm -rf "$dest"
@@ -44,7 +45,9 @@ for p in $pkgs; do
 	rel=${p#github.com/opencontainers/runc/}
 	mkdir -p "$dest/$rel"
 	for f in "$src/$rel"/*; do
-		[[ -f $f && $f != *_test.go ]] || continue
+		# Upstream's tests come too: make libcontainer-test runs them
+		# against the patched tree.
+		[[ -f $f ]] || continue
 		cp "$f" "$dest/$rel/"
 	done
 done

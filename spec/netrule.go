@@ -192,7 +192,7 @@ func NetAnnotations(annotations map[string]string) (mode string, allow []string,
 		return mode, nil, true, fmt.Errorf("annotation %s: mode %q needs rules in %s", AnnotationNet, mode, AnnotationNetAllow)
 	}
 	if err := json.Unmarshal([]byte(text), &allow); err != nil {
-		return mode, nil, true, fmt.Errorf("annotation %s: want a JSON array of rules: %v", AnnotationNetAllow, err)
+		return mode, nil, true, fmt.Errorf("annotation %s: want a JSON array of rules: %w", AnnotationNetAllow, err)
 	}
 	if len(allow) == 0 {
 		return mode, nil, true, fmt.Errorf("annotation %s: empty: mode %q needs at least one rule", AnnotationNetAllow, mode)

@@ -3,6 +3,7 @@
 package windows
 
 import (
+	"errors"
 	"unsafe"
 
 	"golang.org/x/sys/windows"
@@ -18,7 +19,7 @@ func tokenInfo(t windows.Token, class uint32) (unsafe.Pointer, error) {
 		if err == nil {
 			return unsafe.Pointer(&buf[0]), nil
 		}
-		if err != windows.ERROR_INSUFFICIENT_BUFFER && err != windows.ERROR_BAD_LENGTH {
+		if !errors.Is(err, windows.ERROR_INSUFFICIENT_BUFFER) && !errors.Is(err, windows.ERROR_BAD_LENGTH) {
 			return nil, err
 		}
 	}
@@ -121,7 +122,7 @@ func jobPids(job windows.Handle) ([]int, error) {
 		Assigned, InList uint32
 		Pids             [max]uintptr
 	}
-	if err := windows.QueryInformationJobObject(job, jobObjectBasicProcessIDList, uintptr(unsafe.Pointer(&list)), uint32(unsafe.Sizeof(list)), nil); err != nil && err != windows.ERROR_MORE_DATA {
+	if err := windows.QueryInformationJobObject(job, jobObjectBasicProcessIDList, uintptr(unsafe.Pointer(&list)), uint32(unsafe.Sizeof(list)), nil); err != nil && !errors.Is(err, windows.ERROR_MORE_DATA) {
 		return nil, err
 	}
 	out := make([]int, 0, list.InList)

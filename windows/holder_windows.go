@@ -119,7 +119,7 @@ func newHolder(dir string) (_ *holder, msg readyMsg) {
 	}
 	cfg := &holderConfig{}
 	if err := json.Unmarshal(data, cfg); err != nil || cfg.Plan == nil {
-		return fail(nil, fmt.Errorf("holder config: %v", err))
+		return fail(nil, fmt.Errorf("holder config: %v", err)) //nolint:errorlint // err is nil when the plan is missing: %v prints <nil>, %w would not
 	}
 	h := &holder{cfg: cfg, done: make(chan struct{})}
 	p := cfg.Plan
@@ -358,7 +358,7 @@ func newPipe(name string, first bool) (windows.Handle, error) {
 func (h *holder) acceptLoop(inst windows.Handle) {
 	for {
 		err := windows.ConnectNamedPipe(inst, nil)
-		if err != nil && err != windows.ERROR_PIPE_CONNECTED {
+		if err != nil && !errors.Is(err, windows.ERROR_PIPE_CONNECTED) {
 			windows.CloseHandle(inst)
 			return
 		}

@@ -162,20 +162,6 @@ func createAppContainerProfile(name, description string) (*windows.SID, error) {
 	return sid.Copy()
 }
 
-// deriveAppContainerSID is the SID of the profile called name.
-func deriveAppContainerSID(name string) (*windows.SID, error) {
-	n, err := windows.UTF16PtrFromString(name)
-	if err != nil {
-		return nil, err
-	}
-	var sid *windows.SID
-	if err := hresultCall(procDeriveAppContainerSidFromAppContainerName, uintptr(unsafe.Pointer(n)), uintptr(unsafe.Pointer(&sid))); err != nil {
-		return nil, err
-	}
-	defer windows.FreeSid(sid)
-	return sid.Copy()
-}
-
 // deleteAppContainerProfile removes the profile called name.
 func deleteAppContainerProfile(name string) error {
 	n, err := windows.UTF16PtrFromString(name)
