@@ -79,6 +79,12 @@ func TestPolicySchemaRejects(t *testing.T) {
 		{"unknown level", `{"security":{"level":"paranoid"}}`},
 		{"unknown degraded feature", `{"security":{"allow_degraded":["everything"]}}`},
 		{"env name with space", `{"environment":{"pass_through":["A B"]}}`},
+		{"credential without a source", `{"network":{"mode":"allowlist","allow":["api.example.test"]},"credentials":[{"host":"api.example.test","header":"X-Key"}]}`},
+		{"credential with two sources", `{"network":{"mode":"allowlist","allow":["api.example.test"]},"credentials":[{"host":"api.example.test","header":"X-Key","from_env":"K","from_file":"/k"}]}`},
+		{"credential with a value", `{"network":{"mode":"allowlist","allow":["api.example.test"]},"credentials":[{"host":"api.example.test","header":"X-Key","from_env":"K","value":"hunter2"}]}`},
+		{"credential for a wildcard", `{"network":{"mode":"allowlist","allow":["*.example.test"]},"credentials":[{"host":"*.example.test","header":"X-Key","from_env":"K"}]}`},
+		{"credential header Host", `{"network":{"mode":"allowlist","allow":["api.example.test"]},"credentials":[{"host":"api.example.test","header":"host","from_env":"K"}]}`},
+		{"credential file relative", `{"network":{"mode":"allowlist","allow":["api.example.test"]},"credentials":[{"host":"api.example.test","header":"X-Key","from_file":"token"}]}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

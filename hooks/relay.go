@@ -21,6 +21,8 @@ type RelayStats struct {
 	BytesDown   uint64 `json:"bytes_down"`
 	DNSAnswered uint64 `json:"dns_answered"`
 	DNSRefused  uint64 `json:"dns_refused"`
+	// Credentialed: HTTP requests the relay forwarded with a credential.
+	Credentialed uint64 `json:"credentialed,omitempty"`
 }
 
 // RelaySocket is one listening socket made for the relay.

@@ -40,7 +40,9 @@ func RelayMain(args []string) int {
 	if cfgFile == nil {
 		return fail(errors.New("no config fd"))
 	}
-	data, err := io.ReadAll(io.LimitReader(cfgFile, 1<<20))
+	// With credentials the config carries the CA bundle the runtime read
+	// (at most 4 MiB) beside everything else.
+	data, err := io.ReadAll(io.LimitReader(cfgFile, 8<<20))
 	cfgFile.Close()
 	if err != nil {
 		return fail(fmt.Errorf("read config: %w", err))
@@ -52,9 +54,25 @@ func RelayMain(args []string) int {
 	if cfg.ReadyFd != 4 {
 		ready = os.NewFile(uintptr(cfg.ReadyFd), "ready")
 	}
-	rcfg, err := relay.NewConfig(cfg.settings())
+	settings, err := cfg.settings()
 	if err != nil {
 		return fail(err)
+	}
+	rcfg, err := relay.NewConfig(settings)
+	if err != nil {
+		return fail(err)
+	}
+	// The values are the relay's now, in rcfg; these copies go.
+	cfg.Credentials, settings.Credentials, data = nil, nil, nil
+	readyLine := "ready\n"
+	if hosts := rcfg.CredentialHosts(); len(hosts) > 0 {
+		// What it loaded, by host and header: the runtime's
+		// relay/credentials check compares it with what it read.
+		b, err := json.Marshal(hosts)
+		if err != nil {
+			return fail(err)
+		}
+		readyLine = "ready " + string(b) + "\n"
 	}
 	ls, err := relayListeners(cfg.Listeners)
 	if err != nil {
@@ -97,7 +115,7 @@ func RelayMain(args []string) int {
 	sw := &statsWriter{f: stats, srv: srv}
 	sw.write()
 	go sw.every(ctx, 250*time.Millisecond)
-	if _, err := ready.WriteString("ready\n"); err != nil {
+	if _, err := ready.WriteString(readyLine); err != nil {
 		return fail(fmt.Errorf("report ready: %w", err))
 	}
 	ready.Close()

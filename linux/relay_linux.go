@@ -2,14 +2,17 @@ package linux
 
 import (
 	"bytes"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -43,6 +46,10 @@ type relayConfig struct {
 	Exempt          []netip.Prefix
 	CheckSNI        bool
 	UID             uint32
+	// Credentials are secrets: this struct goes over the config pipe
+	// and nowhere else (never argv, the environment or a file).
+	Credentials []relayCredential `json:",omitempty"`
+	RootCAs     []byte            `json:",omitempty"` // PEM
 
 	ReadyFd, InitFd, StatsFd int
 	AuditFds                 []int
@@ -60,11 +67,49 @@ type relayListener struct {
 // ExtraFiles.
 const relayConfigFd = 3
 
-func (c *relayConfig) settings() relay.Settings {
-	return relay.Settings{
+type relayCredential struct{ Host, Header, Value string }
+
+// settings are the relay's settings; with credentials, the roots their
+// upstreams are verified with are parsed from RootCAs here, before the
+// relay loses its files: it never reads the system's.
+func (c *relayConfig) settings() (relay.Settings, error) {
+	s := relay.Settings{
 		Mode: relay.Mode(c.Mode), Allow: c.Allow, CheckSNI: c.CheckSNI,
 		Resolvers: c.Resolvers, HostAddrs: c.HostAddrs, TestHosts: c.TestHosts, Exempt: c.Exempt,
 	}
+	if len(c.Credentials) == 0 {
+		return s, nil
+	}
+	for _, cr := range c.Credentials {
+		s.Credentials = append(s.Credentials, relay.Credential{Host: cr.Host, Header: cr.Header, Value: cr.Value})
+	}
+	s.RootCAs = x509.NewCertPool()
+	if !s.RootCAs.AppendCertsFromPEM(c.RootCAs) {
+		return s, errors.New("credentials: the CA bundle holds no certificate")
+	}
+	return s, nil
+}
+
+// credentialsCheck is the pre-launch check that the relay loaded exactly
+// the credentials the runtime read, by host and header (never a value):
+// what the relay said on its ready line.
+func credentialsCheck(want []runtime.RelayCredential, got []string) hooks.Result {
+	var exp []string
+	for _, c := range want {
+		exp = append(exp, fmt.Sprintf("%s:%d %s", c.Host, relay.DefaultCredentialPort, http.CanonicalHeaderKey(c.Header)))
+	}
+	sort.Strings(exp)
+	r := hooks.Result{
+		Check:    "relay/credentials",
+		Evidence: hooks.HostFact,
+		Expected: fmt.Sprintf("%d loaded: %s (values not shown)", len(exp), strings.Join(exp, ", ")),
+		Found:    fmt.Sprintf("%d loaded: %s", len(got), strings.Join(got, ", ")),
+		Verdict:  hooks.Pass,
+	}
+	if strings.Join(exp, "\n") != strings.Join(got, "\n") {
+		r.Verdict = hooks.Fail
+	}
+	return r
 }
 
 var _ runtime.RelayBackend = (*Backend)(nil)
@@ -76,12 +121,24 @@ func (b *Backend) StartRelay(rc runtime.Container, req *runtime.RelayRequest) (_
 	cfg := &relayConfig{
 		ID: req.ID, Spec: req.SpecHash, Level: req.Level, Mode: req.Mode, Allow: req.Allow,
 		Resolvers: req.Resolvers, HostAddrs: req.HostAddrs, TestHosts: req.TestHosts, Exempt: req.Exempt,
-		CheckSNI: req.CheckSNI, UID: req.UID,
+		CheckSNI: req.CheckSNI, UID: req.UID, RootCAs: req.RootCAs,
+	}
+	for _, c := range req.Credentials {
+		cfg.Credentials = append(cfg.Credentials, relayCredential{Host: c.Host, Header: c.Header, Value: c.Value})
 	}
 	// The relay would refuse the same settings after it started; say so
-	// before anything is made.
-	if _, err := relay.NewConfig(cfg.settings()); err != nil {
-		return nil, nil, runtime.Errorf(runtime.ErrInvalidInput, "relay settings: %w", err)
+	// before anything is made. A credential it refuses (a host the rules
+	// do not allow on 443) refuses the launch as not established.
+	settings, err := cfg.settings()
+	if err != nil {
+		return nil, nil, runtime.Errorf(runtime.ErrPreLaunchFailed, "relay settings: %w", err)
+	}
+	if _, err := relay.NewConfig(settings); err != nil {
+		kind := runtime.ErrInvalidInput
+		if len(req.Credentials) > 0 && strings.Contains(err.Error(), "credentials[") {
+			kind = runtime.ErrPreLaunchFailed
+		}
+		return nil, nil, runtime.Errorf(kind, "relay settings: %w", err)
 	}
 	pid := rc.InitPid()
 	pidfd, err := unix.PidfdOpen(pid, 0)
@@ -187,7 +244,8 @@ func (b *Backend) StartRelay(rc runtime.Container, req *runtime.RelayRequest) (_
 		return nil, nil, fmt.Errorf("write the relay's config: %w", err)
 	}
 	cfgW.Close()
-	if err := waitRelayReady(readyR); err != nil {
+	loaded, err := waitRelayReady(readyR)
+	if err != nil {
 		return nil, nil, fmt.Errorf("relay process %d: %w%s", cmd.Process.Pid, err, logTail(filepath.Join(req.Dir, runtime.RelayLogFile)))
 	}
 	p := &runtime.RelayProcess{Pid: cmd.Process.Pid}
@@ -197,6 +255,9 @@ func (b *Backend) StartRelay(rc runtime.Container, req *runtime.RelayRequest) (_
 	}
 	p.StartTime = ps.Start
 	checks = append(checks, hooks.CheckRelayProcess(p.Pid, req.UID))
+	if len(req.Credentials) > 0 || len(loaded) > 0 {
+		checks = append(checks, credentialsCheck(req.Credentials, loaded))
+	}
 	// Reaped by whoever outlives it: this process when it is run's, in
 	// the foreground, else init once create exits.
 	go func() { _ = cmd.Wait() }()
@@ -204,24 +265,32 @@ func (b *Backend) StartRelay(rc runtime.Container, req *runtime.RelayRequest) (_
 }
 
 // waitRelayReady reads the relay's one line: "ready" once it is hardened
-// and listening, or what failed.
-func waitRelayReady(r *os.File) error {
+// and listening, followed, when it holds credentials, by a JSON array of
+// what it loaded (relay.Config.CredentialHosts: host:port and header, no
+// value); or what failed.
+func waitRelayReady(r *os.File) ([]string, error) {
 	if err := r.SetReadDeadline(time.Now().Add(relayReadyTimeout)); err != nil {
-		return err
+		return nil, err
 	}
-	line, err := io.ReadAll(io.LimitReader(r, 4096))
+	line, err := io.ReadAll(io.LimitReader(r, 64<<10))
 	msg := strings.TrimSpace(string(line))
 	switch {
 	case msg == "ready":
-		return nil
+		return nil, nil
+	case strings.HasPrefix(msg, "ready "):
+		var loaded []string
+		if err := json.Unmarshal([]byte(strings.TrimPrefix(msg, "ready ")), &loaded); err != nil {
+			return nil, fmt.Errorf("ready line: %v", err)
+		}
+		return loaded, nil
 	case errors.Is(err, os.ErrDeadlineExceeded):
-		return fmt.Errorf("not ready after %s", relayReadyTimeout)
+		return nil, fmt.Errorf("not ready after %s", relayReadyTimeout)
 	case msg != "":
-		return errors.New(strings.TrimPrefix(msg, "error: "))
+		return nil, errors.New(strings.TrimPrefix(msg, "error: "))
 	case err != nil:
-		return err
+		return nil, err
 	}
-	return errors.New("exited before it was ready")
+	return nil, errors.New("exited before it was ready")
 }
 
 // logTail is the end of the relay's log, for an error message.

@@ -37,6 +37,10 @@ var relaySyscalls = []string{
 	// the kernel version the net package asks for.
 	"rt_sigaction", "rt_sigprocmask", "rt_sigreturn", "sigaltstack", "tgkill", "getpid", "gettid",
 	"munmap", "madvise", "set_robust_list", "rseq", "uname", "exit", "exit_group",
+	// crypto/rand, for the TLS connections to credentials' upstreams (Go
+	// reads the kernel's generator with getrandom(2) where the vDSO has
+	// none): randomness only, no file, no descriptor.
+	"getrandom",
 	// Network: the accepted connections, the upstream dials, the resolver.
 	"accept4", "connect", "getsockopt", "setsockopt", "getsockname", "getpeername",
 	"sendto", "recvfrom", "shutdown",

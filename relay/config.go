@@ -1,6 +1,7 @@
 package relay
 
 import (
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -75,6 +76,15 @@ type Settings struct {
 	HandshakeTimeout time.Duration // to read a request head, a SOCKS5 handshake or a ClientHello
 	IdleTimeout      time.Duration // a tunnel or keep-alive connection with no bytes either way
 	DialTimeout      time.Duration // one upstream connect
+
+	// Credentials are headers the relay adds to plain HTTP requests for
+	// their hosts, which it forwards over TLS (credential.go). Each host
+	// must be allowed on the credential's port.
+	Credentials []Credential
+	// RootCAs verify the TLS upstreams of credentials; nil: the system's
+	// roots (which a relay without file-system rights cannot read, so the
+	// runtime passes them).
+	RootCAs *x509.CertPool
 }
 
 // Config is validated Settings. It is immutable and safe to share.
@@ -90,6 +100,9 @@ type Config struct {
 
 	maxConns                     int
 	handshake, idle, dialTimeout time.Duration
+
+	creds   map[string]*credential // by normalized host
+	rootCAs *x509.CertPool
 }
 
 // NewConfig validates s and returns the relay's configuration. It is pure.
@@ -101,7 +114,7 @@ func NewConfig(s Settings) (*Config, error) {
 	fail := func(sentinel error, format string, a ...any) {
 		errs = append(errs, fmt.Errorf("%w: %s", sentinel, fmt.Sprintf(format, a...)))
 	}
-	c := &Config{mode: s.Mode, checkSNI: s.CheckSNI || s.Mode == ModeStrict, hostAddrs: map[netip.Addr]bool{}, testHosts: map[string][]netip.Addr{}}
+	c := &Config{mode: s.Mode, checkSNI: s.CheckSNI || s.Mode == ModeStrict, hostAddrs: map[netip.Addr]bool{}, testHosts: map[string][]netip.Addr{}, creds: map[string]*credential{}}
 	switch s.Mode {
 	case ModeAllowlist, ModeStrict:
 	case "off":
@@ -218,6 +231,7 @@ func NewConfig(s Settings) (*Config, error) {
 	default:
 		c.maxConns = s.MaxConns
 	}
+	c.checkCredentials(s, fail)
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}

@@ -42,6 +42,19 @@
 // and say which network.allow entry would allow the request; SOCKS5 gets
 // reply 0x02.
 //
+// # Credentials
+//
+// Settings.Credentials name headers the workload may use but never read:
+// a plain HTTP request for a credential's host on port 80 (absolute-form
+// through the proxy, or to the transparent port 80) is decided for the
+// credential's TLS port (443), sent there over TLS with the certificate
+// verified against Settings.RootCAs (nil: the system roots), with every
+// header of the credential's name the workload sent removed and the
+// credential's added. Nothing else is intercepted: the workload's own TLS
+// (CONNECT, SOCKS5, transparent 443) is tunnelled as before. No Event,
+// error, response or log line carries a value; Event.Credential names the
+// header, Stats.Credentialed counts the requests.
+//
 // # DNS and transparent mode
 //
 // The DNS stub answers A queries for names a rule allows with an address

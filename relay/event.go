@@ -62,9 +62,12 @@ type Event struct {
 	Reason string `json:"reason,omitempty"`
 	// BytesUp and BytesDown: what went to and came from the upstream
 	// (a tunnel's payload; an HTTP request and response as forwarded).
-	BytesUp   int64         `json:"bytes_up"`
-	BytesDown int64         `json:"bytes_down"`
-	Duration  time.Duration `json:"duration_ns"`
+	// Credential is the header the relay added to the request for its
+	// host (its name, never its value); empty when it added none.
+	Credential string        `json:"credential,omitempty"`
+	BytesUp    int64         `json:"bytes_up"`
+	BytesDown  int64         `json:"bytes_down"`
+	Duration   time.Duration `json:"duration_ns"`
 }
 
 // Stats are the server's counters since Serve began: verification (P5)
@@ -77,4 +80,6 @@ type Stats struct {
 	BytesDown   uint64 `json:"bytes_down"`
 	DNSAnswered uint64 `json:"dns_answered"` // queries answered NOERROR (with or without records)
 	DNSRefused  uint64 `json:"dns_refused"`  // queries refused or malformed
+	// Credentialed counts HTTP requests forwarded with a credential.
+	Credentialed uint64 `json:"credentialed,omitempty"`
 }

@@ -293,10 +293,12 @@ func requestTarget(req *http.Request, fixed *target) (host string, port uint16, 
 }
 
 // upstream is an HTTP origin connection, kept across the requests of one
-// client connection while they go to the same host and port.
+// client connection while they go to the same host and port (and, for a
+// credential's host, over TLS).
 type upstream struct {
 	name string
-	port uint16
+	port uint16 // the port dialled
+	tls  bool   // a credential's TLS connection
 	addr netip.AddrPort
 	c    *conn
 	br   *bufio.Reader
@@ -315,8 +317,15 @@ func (u *upstream) close() {
 // and reports whether the client connection may carry another request.
 func (s *Server) forwardHTTP(ctx context.Context, c *conn, br *bufio.Reader, req *http.Request, up **upstream, ev Event, fixed *target) bool {
 	host, port, d, ok := requestTarget(req, fixed)
+	var cred *credential
 	if ok {
-		d = s.decide(ctx, host, port)
+		// A host with a credential is reached over TLS on the
+		// credential's port, so that is what is decided and dialled.
+		if cred = s.cfg.credentialFor(host, port); cred != nil {
+			d = s.decide(ctx, host, cred.port)
+		} else {
+			d = s.decide(ctx, host, port)
+		}
 	}
 	if !d.allow {
 		writeDenial(c, d)
@@ -344,7 +353,7 @@ func (s *Server) forwardHTTP(ctx context.Context, c *conn, br *bufio.Reader, req
 		ev.Duration = time.Since(ev.Time)
 		s.emit(ev)
 	}
-	if u != nil && (u.name != d.host || u.port != port || !containsAddr(d.addrs, u.addr.Addr())) {
+	if u != nil && (u.name != d.host || u.port != d.port || u.tls != (cred != nil) || !containsAddr(d.addrs, u.addr.Addr())) {
 		u.close()
 		u, *up = nil, nil
 	}
@@ -354,9 +363,19 @@ func (s *Server) forwardHTTP(ctx context.Context, c *conn, br *bufio.Reader, req
 			finish(http.StatusBadGateway, err)
 			return false
 		}
-		uc := &conn{Conn: tc}
+		var nc net.Conn = tc
+		if cred != nil {
+			tlsc, err := s.tlsUpstream(ctx, tc, cred)
+			if err != nil {
+				tc.Close()
+				finish(http.StatusBadGateway, fmt.Errorf("TLS to %s (%s): %w", addr, d.host, err))
+				return false
+			}
+			nc = tlsc
+		}
+		uc := &conn{Conn: nc}
 		uc.body(s.cfg.idle)
-		u = &upstream{name: d.host, port: port, addr: addr, c: uc, br: bufio.NewReaderSize(uc, 4096),
+		u = &upstream{name: d.host, port: d.port, tls: cred != nil, addr: addr, c: uc, br: bufio.NewReaderSize(uc, 4096),
 			stop: context.AfterFunc(ctx, func() { tc.Close() })}
 		*up = u
 	}
@@ -379,7 +398,15 @@ func (s *Server) forwardHTTP(ctx context.Context, c *conn, br *bufio.Reader, req
 		req.Header["User-Agent"] = []string{""} // else Request.Write adds Go's
 	}
 	req.Host = d.host
-	if port != 80 {
+	switch {
+	case cred != nil:
+		// After removeHop, so that a Connection header naming it cannot
+		// take it out again.
+		setCredential(req, cred)
+		if cred.port != DefaultCredentialPort {
+			req.Host = fmt.Sprintf("%s:%d", d.host, cred.port)
+		}
+	case port != 80:
 		req.Host = fmt.Sprintf("%s:%d", d.host, port)
 	}
 	bw := bufio.NewWriterSize(u.c, 4096)
@@ -390,6 +417,10 @@ func (s *Server) forwardHTTP(ctx context.Context, c *conn, br *bufio.Reader, req
 	if werr != nil {
 		finish(http.StatusBadGateway, fmt.Errorf("write request to %s: %w", u.addr, werr))
 		return false
+	}
+	if cred != nil {
+		ev.Credential = cred.header
+		s.credentialed.Add(1)
 	}
 	var resp *http.Response
 	for resp == nil {

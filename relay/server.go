@@ -55,7 +55,7 @@ type Server struct {
 	slots    chan struct{}
 	served   atomic.Bool
 
-	allowed, denied, bytesUp, bytesDown, dnsAnswered, dnsRefused atomic.Uint64
+	allowed, denied, bytesUp, bytesDown, dnsAnswered, dnsRefused, credentialed atomic.Uint64
 }
 
 // NewServer returns a server for cfg, which must come from NewConfig.
@@ -84,6 +84,7 @@ func (s *Server) Stats() Stats {
 		Allowed: s.allowed.Load(), Denied: s.denied.Load(),
 		BytesUp: s.bytesUp.Load(), BytesDown: s.bytesDown.Load(),
 		DNSAnswered: s.dnsAnswered.Load(), DNSRefused: s.dnsRefused.Load(),
+		Credentialed: s.credentialed.Load(),
 	}
 }
 

@@ -86,6 +86,11 @@ type RelayRequest struct {
 	TestHosts map[string][]netip.Addr
 	Exempt    []netip.Prefix
 	CheckSNI  bool
+	// Credentials are the headers the relay adds (secrets: passed over
+	// the config pipe only), RootCAs the PEM roots it verifies their
+	// upstreams with.
+	Credentials []RelayCredential
+	RootCAs     []byte
 }
 
 // RelayProcess identifies a running relay: its pid and the start time
@@ -103,6 +108,16 @@ func (r *Runtime) startRelayLocked(cr *created) error {
 	sp := cr.plan.frozen.spec
 	mode, allow, needed, err := spec.NetAnnotations(sp.Annotations)
 	rb, ok := r.Backend.(RelayBackend)
+	refs, cerr := spec.ParseCredentialAnnotation(sp.Annotations)
+	if cerr != nil {
+		return r.relayFailedLocked(cr, WithKind(ErrPreLaunchFailed, cerr))
+	}
+	if len(refs) > 0 && (!needed || !ok || !cr.plan.Decision.Relay) {
+		// Credentials are the relay's to add: without one (network off,
+		// or degraded to none) the workload would run without what it
+		// was promised, or be tempted to get the token another way.
+		return r.relayFailedLocked(cr, Errorf(ErrPreLaunchFailed, "credential for %s (%s): the bundle's network mode %q runs no egress relay to add it", refs[0].Host, refs[0].Source(), mode))
+	}
 	if !needed || !ok || !cr.plan.Decision.Relay {
 		// No allowlist, or one the plan degraded to no network.
 		return nil
@@ -114,6 +129,16 @@ func (r *Runtime) startRelayLocked(cr *created) error {
 	req, err := r.relayRequest(cr, mode, allow)
 	if err != nil {
 		return r.relayFailedLocked(cr, err)
+	}
+	if len(refs) > 0 {
+		// Read last, just before the relay gets them: the values live in
+		// this process only while it starts the relay.
+		if req.Credentials, err = r.readCredentials(refs); err != nil {
+			return r.relayFailedLocked(cr, err)
+		}
+		if req.RootCAs, err = r.readCABundle(); err != nil {
+			return r.relayFailedLocked(cr, WithKind(ErrPreLaunchFailed, err))
+		}
 	}
 	p, checks, err := rb.StartRelay(cr.c, req)
 	if err != nil {
@@ -143,7 +168,7 @@ func (r *Runtime) startRelayLocked(cr *created) error {
 func (r *Runtime) relayFailedLocked(cr *created, err error) error {
 	err = fmt.Errorf("start the egress relay: %w", err)
 	_ = r.Store.moveLocked(cr.rec, StatePreLaunchFailed, err.Error())
-	if errors.Is(err, ErrInvalidInput) {
+	if errors.Is(err, ErrInvalidInput) || errors.Is(err, ErrPreLaunchFailed) {
 		return err
 	}
 	return WithKind(ErrSpawnFailed, err)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"path/filepath"
 	"sort"
 )
 
@@ -21,6 +22,8 @@ const DefaultRelayUID = 65534
 //	uid = 65534                                      # the relay's unprivileged uid and gid
 //	check_sni = false                                # allowlist checks SNI as strict does
 //	exempt = ["10.213.0.2/32"]                       # test upstreams: pass the deny set
+//	ca_file = "/etc/vetto/relay-ca.pem"              # credentials' upstreams; default: the system's roots
+//	credential_dirs = ["/etc/vetto/credentials"]     # where credential files may be
 //	[relay.test_hosts]
 //	"up.example.test" = ["10.213.0.2"]               # answered instead of DNS
 type RelayConfig struct {
@@ -31,6 +34,12 @@ type RelayConfig struct {
 	// The relay is never root.
 	UID      uint32 `toml:"uid"`
 	CheckSNI bool   `toml:"check_sni"`
+	// CAFile verifies the TLS upstreams of credentials (a PEM bundle);
+	// empty: the system's roots.
+	CAFile string `toml:"ca_file"`
+	// CredentialDirs are where a bundle's credential files may be;
+	// empty: DefaultCredentialDirs.
+	CredentialDirs []string `toml:"credential_dirs"`
 }
 
 // validate checks what is syntax here; the relay checks the rest (an
@@ -61,6 +70,14 @@ func (rc *RelayConfig) validate(path string) error {
 			if _, err := netip.ParseAddr(a); err != nil {
 				fail("test_hosts %q: %q is not an address", n, a)
 			}
+		}
+	}
+	if rc.CAFile != "" && !filepath.IsAbs(rc.CAFile) {
+		fail("ca_file %q: want an absolute path", rc.CAFile)
+	}
+	for i, d := range rc.CredentialDirs {
+		if !filepath.IsAbs(d) || filepath.Clean(d) == "/" {
+			fail("credential_dirs[%d] %q: want an absolute directory other than /", i, d)
 		}
 	}
 	for i, p := range rc.Exempt {

@@ -229,6 +229,9 @@ type Plan struct {
 	Files []BundleFile `json:"-"`
 	// Stripped are the host files served without their credentials.
 	Stripped []Stripped `json:"stripped,omitempty"`
+	// Credentials are the references the relay's credentials are read
+	// from at create (AnnotationCredentials), never their values.
+	Credentials []CredentialRef `json:"credentials,omitempty"`
 }
 
 // Compile turns a policy into an OCI spec for these inputs. It is a pure
@@ -390,6 +393,7 @@ func (c *compiler) settings() {
 	if p.CPU.Set {
 		pl.CPU = p.CPU.Value
 	}
+	c.credentials()
 	if pl.Level == "strict" {
 		pl.Capabilities = []string{}
 	} else {
@@ -554,6 +558,10 @@ func (c *compiler) filesystem() {
 	c.checkWritable()
 	c.protect()
 	c.network()
+	// A credential's file is masked wherever the sandbox could see it,
+	// like any secret; it is a deny, so create checks it again.
+	denies = append(denies, c.credentialFiles()...)
+	c.denies = denies
 
 	if c.mountAt("/tmp") == nil {
 		c.addMount(&mountPlan{dest: "/tmp", kind: freshTmpfs, write: true, origin: "fresh tmpfs"})
@@ -998,6 +1006,13 @@ func (c *compiler) render() error {
 			return err
 		}
 		s.Annotations[AnnotationNetAllow] = string(data)
+	}
+	if len(pl.Credentials) > 0 {
+		data, err := json.Marshal(pl.Credentials)
+		if err != nil {
+			return err
+		}
+		s.Annotations[AnnotationCredentials] = string(data)
 	}
 	if len(pl.AllowDegraded) > 0 {
 		s.Annotations[AnnotationAllowDegraded] = strings.Join(pl.AllowDegraded, ",")

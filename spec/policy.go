@@ -34,6 +34,10 @@ import (
 //	[security]
 //	level          = "standard"         # strict | standard | degraded
 //	allow_degraded = ["landlock"]
+//	[[credentials]]                     # credentials.go
+//	host      = "api.example.test"
+//	header    = "Authorization"
+//	from_file = "$HOME/.config/vetto/token"
 
 // Kinds of policy errors, for errors.Is. Every PolicyError wraps one.
 var (
@@ -146,6 +150,10 @@ type Policy struct {
 
 	Level         Setting[string]
 	AllowDegraded []Setting[string]
+
+	// Credentials are the [[credentials]] tables: headers the relay adds
+	// for one host each, from a host file or the runtime's environment.
+	Credentials []Credential
 }
 
 // Enumerations shared with config.schema.json.
@@ -183,6 +191,8 @@ var policySchema = map[string]string{
 	"security":                 "table",
 	"security.level":           "string",
 	"security.allow_degraded":  "array",
+	// An array of tables; credentials() checks the keys inside.
+	"credentials": "tables",
 }
 
 // ParsePolicy parses a policy file. file names it in errors (it is not
@@ -254,6 +264,7 @@ func ParsePolicyPartial(data []byte, file string) (*Policy, PolicyErrors) {
 			}
 		}
 	}
+	p.Credentials = r.credentials()
 	p.Memory = r.memory("limits.memory")
 	p.Pids = r.integer("limits.pids", 1)
 	p.CPU = r.cpu("limits.cpu")

@@ -16,7 +16,7 @@ import (
 // needs to follow valid TOML only; on anything unexpected it moves to the
 // next line rather than loop.
 func keyLines(src []byte) map[string]int {
-	s := &lineScanner{src: src, line: 1, out: map[string]int{}}
+	s := &lineScanner{src: src, line: 1, out: map[string]int{}, tables: map[string]int{}}
 	s.document()
 	return s.out
 }
@@ -26,6 +26,8 @@ type lineScanner struct {
 	pos  int
 	line int
 	out  map[string]int
+	// tables counts the elements of each array of tables seen so far.
+	tables map[string]int
 }
 
 func (s *lineScanner) eof() bool { return s.pos >= len(s.src) }
@@ -103,11 +105,22 @@ func (s *lineScanner) document() {
 		line := s.line
 		if s.peek() == '[' {
 			s.advance()
-			if s.peek() == '[' {
+			array := s.peek() == '['
+			if array {
 				s.advance()
 			}
 			table = s.key()
 			s.recordPath(table, line)
+			if array && len(table) > 0 {
+				// [[credentials]]: each table is an element, and its
+				// keys are recorded as credentials[i].host.
+				name := strings.Join(table, ".")
+				i := s.tables[name]
+				s.tables[name]++
+				last := len(table) - 1
+				table = append(append([]string{}, table[:last]...), fmt.Sprintf("%s[%d]", table[last], i))
+				s.record(strings.Join(table, "."), line)
+			}
 			s.skipLine()
 			continue
 		}
