@@ -62,8 +62,10 @@ func RelayMain(args []string) int {
 	if err != nil {
 		return fail(err)
 	}
-	// The values are the relay's now, in rcfg; these copies go.
-	cfg.Credentials, settings.Credentials, data = nil, nil, nil
+	// The values are the relay's now, in rcfg; these copies go, and the
+	// config's bytes (which held them) are overwritten.
+	cfg.Credentials, settings.Credentials = nil, nil
+	clear(data)
 	readyLine := "ready\n"
 	if hosts := rcfg.CredentialHosts(); len(hosts) > 0 {
 		// What it loaded, by host and header: the runtime's

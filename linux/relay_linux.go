@@ -280,7 +280,7 @@ func waitRelayReady(r *os.File) ([]string, error) {
 	case strings.HasPrefix(msg, "ready "):
 		var loaded []string
 		if err := json.Unmarshal([]byte(strings.TrimPrefix(msg, "ready ")), &loaded); err != nil {
-			return nil, fmt.Errorf("ready line: %v", err)
+			return nil, fmt.Errorf("ready line: %w", err)
 		}
 		return loaded, nil
 	case errors.Is(err, os.ErrDeadlineExceeded):

@@ -297,7 +297,7 @@ func ParseCredentialAnnotation(annotations map[string]string) ([]CredentialRef, 
 	dec := json.NewDecoder(strings.NewReader(text))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&refs); err != nil {
-		return nil, fmt.Errorf("annotation %s: want a JSON array of {host, header, prefix, file | env}: %v", AnnotationCredentials, err)
+		return nil, fmt.Errorf("annotation %s: want a JSON array of {host, header, prefix, file | env}: %w", AnnotationCredentials, err)
 	}
 	var errs []error
 	for i, r := range refs {
