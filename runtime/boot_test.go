@@ -122,27 +122,3 @@ func TestBootIDUnknownIsNoReboot(t *testing.T) {
 		t.Fatalf("delete --force: %v, destroyed %v; want the ordinary teardown", err, b.destroyed)
 	}
 }
-
-// A backend that has no sandbox to build the frozen spec in leaves the
-// container in BackendUnavailable (audited), exit 125, nothing behind.
-func TestBackendUnavailableState(t *testing.T) {
-	b := &fakeBackend{createErr: Errorf(ErrBackendUnavailable, "no sandbox-exec"), containers: map[string]*fakeContainer{}}
-	r := newTestRuntime(t, b, fakeNamespaces{})
-	r.Store.AuditLog = filepath.Join(t.TempDir(), "audit.jsonl")
-	err := r.Create(CreateOptions{ID: "c1", Bundle: writeBundle(t, nil)})
-	if !errors.Is(err, ErrBackendUnavailable) || ExitCode(err) != ExitSandbox {
-		t.Fatalf("Create = %v (exit %d), want ErrBackendUnavailable, 125", err, ExitCode(err))
-	}
-	var moved bool
-	for _, ev := range auditEvents(t, r.Store.AuditLog) {
-		if ev.Event == "transition" && ev.From == StateCompiled && ev.To == StateBackendUnavailable {
-			moved = true
-		}
-	}
-	if !moved {
-		t.Fatal("no Compiled -> BackendUnavailable transition in the audit log")
-	}
-	if ids, _ := r.Store.ids(); len(ids) != 0 {
-		t.Fatalf("state left: %v", ids)
-	}
-}
