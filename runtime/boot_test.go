@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // auditEvents reads an --audit-log file.
@@ -62,6 +63,10 @@ func TestRecordFromAnotherBoot(t *testing.T) {
 	for name, op := range map[string]func() error{
 		"start": func() error { return r.Start("c1") },
 		"kill":  func() error { return r.Kill("c1", "KILL", true) },
+		"pause": func() error { return r.Pause("c1") },
+		"events": func() error {
+			return r.Events("c1", time.Second, true, func(Event) error { return nil })
+		},
 	} {
 		err := op()
 		if !errors.Is(err, ErrUnknownAfterReboot) || ExitCode(err) != ExitSandbox || strings.Contains(err.Error(), "\n") {
