@@ -13,7 +13,10 @@ import (
 type Receipt struct {
 	// Method is how the processes were killed: "cgroup.kill" (one write,
 	// atomic against forks), "sigkill-frozen" (v1: freeze, signal each,
-	// thaw) or "none" (the cgroup was already empty).
+	// thaw), "none" (the cgroup was already empty), "pid-namespace"
+	// (no cgroup: the namespace's init killed), "sweep" (an interrupted
+	// create's cgroups) or "unknown-after-reboot" (the record outlived a
+	// reboot: nothing killed, nothing looked up by pid).
 	Method string `json:"method"`
 	Killed int    `json:"killed"`
 	// Remaining are the pids still in the container's cgroups, or still in
@@ -37,6 +40,9 @@ type Receipt struct {
 	// the host's git (a new repository, a commondir), moved aside, each
 	// "from -> to". It does not make a teardown incomplete: it is done.
 	Quarantined []string `json:"quarantined,omitempty"`
+	// Note says what the fields rest on when they are not a scan of this
+	// teardown (unknown-after-reboot: the reboot, not a kill, ended it).
+	Note string `json:"note,omitempty"`
 	// Problems are the errors met on the way; any makes the teardown
 	// incomplete.
 	Problems []string `json:"problems,omitempty"`

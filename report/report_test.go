@@ -109,3 +109,21 @@ func TestRenderers(t *testing.T) {
 		})
 	}
 }
+
+// A container whose record outlived a reboot and was deleted unseen is
+// neither verified nor running: its story says unknown-after-reboot, and
+// ends there (a create of the same id after it is a new story).
+func TestUnknownAfterReboot(t *testing.T) {
+	const l = `{"time":"2026-12-01T10:00:00Z","id":"a","event":"transition","from":"Requested","to":"Validated"}
+{"time":"2026-12-01T10:00:00.2Z","id":"a","event":"verdicts","reason":"poststart","results":[{"check":"P1/identity","verdict":"PASS","evidence":"HOST_FACT"}]}
+{"time":"2026-12-02T08:00:00Z","id":"a","event":"receipt","receipt":{"method":"unknown-after-reboot","killed":0,"remaining":null,"cgroup_removed":true,"pid_namespace_gone":true,"relay_stopped":true,"duration":0}}
+{"time":"2026-12-02T08:01:00Z","id":"a","event":"receipt","receipt":{"method":"cgroup.kill","killed":1,"remaining":null,"cgroup_removed":true,"pid_namespace_gone":true,"relay_stopped":true,"duration":1}}
+`
+	stories, err := Parse(strings.NewReader(l), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(stories) != 2 || stories[0].Outcome != "unknown-after-reboot" {
+		t.Fatalf("stories %+v; want the first to end unknown-after-reboot", stories)
+	}
+}

@@ -62,7 +62,9 @@ type Story struct {
 	Rounds  []Round        `json:"rounds,omitempty"`
 	Receipt *hooks.Receipt `json:"receipt,omitempty"`
 	// Outcome sums it up: refused, failed (a FAIL killed or was recorded),
-	// verified, unverified (never verified), or running (no end yet).
+	// verified, unverified (never verified), running (no end yet), or
+	// unknown-after-reboot (its record outlived a reboot; nobody saw the
+	// end).
 	Outcome string `json:"outcome"`
 }
 
@@ -110,7 +112,15 @@ func Parse(r io.Reader, id string) ([]*Story, error) {
 }
 
 // done: the story has ended (refused, or torn down for good).
-func (s *Story) done() bool { return s.Refused != "" || s.State == "Terminated" }
+func (s *Story) done() bool {
+	return s.Refused != "" || s.State == "Terminated" || s.afterReboot()
+}
+
+// afterReboot: the container's record outlived a reboot and was deleted
+// unseen; its story ends there, neither terminated nor torn down.
+func (s *Story) afterReboot() bool {
+	return s.Receipt != nil && s.Receipt.Method == "unknown-after-reboot"
+}
 
 func (s *Story) add(ev event) {
 	if ev.Spec != "" {
@@ -149,6 +159,9 @@ func outcome(rs []hooks.Result) string {
 func (s *Story) outcome() string {
 	if s.Refused != "" {
 		return "refused"
+	}
+	if s.afterReboot() {
+		return "unknown-after-reboot"
 	}
 	verified := false
 	for _, r := range s.Rounds {

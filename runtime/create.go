@@ -134,6 +134,7 @@ func (r *Runtime) create(opts CreateOptions) (_ *created, retErr error) {
 		Bundle:      bundle,
 		Rootfs:      effective.Root.Path,
 		Created:     time.Now().UTC(),
+		BootID:      r.bootID(),
 		Owner:       currentOwner(),
 		Backend:     r.Backend.Name(),
 		State:       StateRequested,
@@ -189,7 +190,11 @@ func (r *Runtime) create(opts CreateOptions) (_ *created, retErr error) {
 		NoSubreaper:   opts.noSubreaper,
 	})
 	if err != nil {
-		_ = r.Store.moveLocked(cr.rec, StateSpawnFailed, err.Error())
+		to := StateSpawnFailed
+		if errors.Is(err, ErrBackendUnavailable) {
+			to = StateBackendUnavailable
+		}
+		_ = r.Store.moveLocked(cr.rec, to, err.Error())
 		return nil, fmt.Errorf("create %q: %w", opts.ID, spawnFailed(err))
 	}
 	cr.c, cr.fg = c, fg

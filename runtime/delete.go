@@ -44,6 +44,9 @@ func (r *Runtime) deleteWith(id string, held Container, force bool) error {
 		}
 		return err
 	}
+	if r.fromAnotherBoot(rec) {
+		return r.deleteAfterRebootLocked(rec)
+	}
 	c, err := held, error(nil)
 	if c == nil {
 		c, err = r.Backend.Load(r.Store.BackendDir(id), id)
@@ -163,4 +166,23 @@ func (r *Runtime) recordReceiptLocked(rec *Record, receipt *hooks.Receipt) error
 		return err
 	}
 	return auditErr
+}
+
+// deleteAfterRebootLocked removes a container whose record outlived a
+// reboot, with or without --force: nothing of it can run, since a reboot
+// ends every process, and nothing is signalled or swept — its pids,
+// cgroup paths, monitor and relay pids are another boot's numbers, which
+// may now be anyone's. The receipt says so (method unknown-after-reboot),
+// and no Terminated is recorded: nobody saw it end. Its poststop hooks do
+// not run: no teardown of it happened here for them to follow.
+func (r *Runtime) deleteAfterRebootLocked(rec *Record) error {
+	now := r.bootID()
+	r.Warnf("delete %q: created before this host last booted; its state was %s, its end unseen (%s): removing the record without signalling any pid", rec.ID, rec.State, ReceiptUnknownAfterReboot)
+	if err := r.recordReceiptLocked(rec, rebootReceipt(rec, now)); err != nil {
+		return err
+	}
+	if err := r.Store.removeLocked(rec.ID); err != nil {
+		return fmt.Errorf("delete %q: %w", rec.ID, err)
+	}
+	return nil
 }

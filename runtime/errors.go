@@ -38,8 +38,8 @@ var (
 	ErrHookFailed = errors.New("hook failed")
 )
 
-// The sandbox could not be established or verified (exit 125). docs/architecture.md
-// names these as the fatal states of a container.
+// The sandbox could not be established or verified (exit 125).
+// docs/architecture.md maps each to the fatal state it leaves, if any.
 var (
 	ErrBackendUnavailable  = errors.New("backend unavailable")
 	ErrPreLaunchFailed     = errors.New("pre-launch verification failed")
@@ -53,6 +53,10 @@ var (
 	// running container moved (verify), or the host changed under a
 	// policy bundle since it was compiled (create).
 	ErrDriftDetected = errors.New("drift detected")
+	// ErrUnknownAfterReboot: the container's record outlived a reboot of
+	// the host; what it recorded (pids, cgroups, the verified init) is of
+	// another boot, so nothing but delete may act on it.
+	ErrUnknownAfterReboot = errors.New("container unknown after reboot")
 )
 
 // ErrFloorForbids marks a request the operator's floor forbids (exit 126).

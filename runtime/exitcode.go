@@ -27,6 +27,7 @@ var exitCodes = []struct {
 	{ErrSpawnFailed, ExitSandbox},
 	{ErrPolicyCompileFailed, ExitSandbox},
 	{ErrDriftDetected, ExitSandbox},
+	{ErrUnknownAfterReboot, ExitSandbox},
 }
 
 // ExitCode maps an error to the process exit code by its kind, never by its

@@ -104,7 +104,9 @@ func (r *Runtime) monitorRound(id string) (done bool, c Container, err error) {
 	}
 	defer l.unlock()
 	rec, err := r.Store.readRecord(id)
-	if err != nil {
+	if err != nil || r.fromAnotherBoot(rec) {
+		// A record of another boot names no process of this one to
+		// watch (and a monitor that reads it is not the one it names).
 		return true, nil, nil
 	}
 	c, err = r.Backend.Load(r.Store.BackendDir(id), id)

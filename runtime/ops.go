@@ -133,8 +133,14 @@ func (r *Runtime) Events(id string, interval time.Duration, once bool, emit func
 	if err := ValidateID(id); err != nil {
 		return err
 	}
-	if _, err := r.Store.readRecord(id); err != nil {
+	rec, err := r.Store.readRecord(id)
+	if err != nil {
 		return err
+	}
+	if r.fromAnotherBoot(rec) {
+		// Its cgroups and pid are another boot's: stats would be someone
+		// else's.
+		return r.errUnknownAfterReboot(rec)
 	}
 	c, err := r.Backend.Load(r.Store.BackendDir(id), id)
 	if err != nil {

@@ -29,7 +29,8 @@ type StateView struct {
 // VettoView is vetto's part of the state.
 type VettoView struct {
 	State State `json:"state"`
-	// LastState is the record's state when State is Exited.
+	// LastState is the record's state when State is Exited or
+	// UnknownAfterReboot.
 	LastState State    `json:"lastState,omitempty"`
 	Backend   string   `json:"backend"`
 	Level     Level    `json:"level"`
@@ -82,6 +83,15 @@ func (r *Runtime) State(id string) (*StateView, error) {
 			Landlock:     rec.Landlock,
 			Verification: rec.Verification, Receipt: rec.Receipt,
 		},
+	}
+	if r.fromAnotherBoot(rec) {
+		// OCI has no status for "unknown": stopped is what an OCI client
+		// can act on (delete), and nothing of it runs as this runtime
+		// started it. The backend is not asked: its pid is another boot's.
+		v.Status = StatusStopped
+		v.Vetto.State, v.Vetto.LastState = StateUnknownAfterReboot, rec.State
+		v.Vetto.Reason = r.errUnknownAfterReboot(rec).Error()
+		return v, nil
 	}
 	c, err := r.Backend.Load(r.Store.BackendDir(id), id)
 	switch {

@@ -31,6 +31,9 @@ type Runtime struct {
 	// LandlockABI probes the host's Landlock ABI version (0: none); nil
 	// means the kernel's (landlock.HostABI). Tests set it.
 	LandlockABI func() (int, error)
+	// BootID reads the current boot's id; nil means the kernel's
+	// (/proc/sys/kernel/random/boot_id). Tests set it.
+	BootID func() string
 	// Self is this runtime's executable, which the effective spec's own
 	// poststart and poststop hooks name (spec.RuntimeHook); empty adds
 	// none.
@@ -60,6 +63,12 @@ func (r *Runtime) loadLocked(id string) (*lock, *Record, Container, error) {
 	if err != nil {
 		l.unlock()
 		return nil, nil, nil, err
+	}
+	if r.fromAnotherBoot(rec) {
+		// start, kill, exec, verify, pause, update: each would act
+		// through a pid or cgroup of another boot.
+		l.unlock()
+		return nil, nil, nil, r.errUnknownAfterReboot(rec)
 	}
 	c, err := r.Backend.Load(r.Store.BackendDir(id), id)
 	if err != nil {

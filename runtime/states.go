@@ -20,15 +20,23 @@ const (
 	// Running or VerifiedRuntime (nothing writes on an exit), with the
 	// record's state as lastState.
 	StateExited State = "Exited"
+	// StateUnknownAfterReboot is no state of the machine either: `state`
+	// shows it for a container created in an earlier boot of the host (its
+	// record outlived the reboot on a persistent --root), with the
+	// record's state as lastState. Nothing saw it end, so it is neither
+	// Terminated nor anything running.
+	StateUnknownAfterReboot State = "UnknownAfterReboot"
 
-	// Fatal states end the container; a retry is a new create.
-	StateBackendUnavailable      State = "BackendUnavailable"
-	StatePolicyCompilationFailed State = "PolicyCompilationFailed"
-	StatePreLaunchFailed         State = "PreLaunchFailed"
-	StateSpecMismatch            State = "SpecMismatch"
-	StateSpawnFailed             State = "SpawnFailed"
-	StatePostLaunchFailed        State = "PostLaunchFailed"
-	StateDriftDetected           State = "DriftDetected"
+	// Fatal states end the container; a retry is a new create
+	// (docs/architecture.md, the state machine). A policy that fails to
+	// compile has no state here: compiling is `spec --policy`, before any
+	// container exists (ErrPolicyCompileFailed, exit 125).
+	StateBackendUnavailable State = "BackendUnavailable"
+	StatePreLaunchFailed    State = "PreLaunchFailed"
+	StateSpecMismatch       State = "SpecMismatch"
+	StateSpawnFailed        State = "SpawnFailed"
+	StatePostLaunchFailed   State = "PostLaunchFailed"
+	StateDriftDetected      State = "DriftDetected"
 )
 
 // order is the forward sequence; a state may move to any later one only as
@@ -40,13 +48,19 @@ var order = []State{
 
 // transitions lists every legal move. Anything not here is refused.
 var transitions = map[State][]State{
-	StateRequested:   {StateValidated, StateBackendUnavailable},
-	StateValidated:   {StateCompiled, StatePolicyCompilationFailed, StateBackendUnavailable},
-	StateCompiled:    {StateConstructed, StateSpawnFailed, StateSpecMismatch},
+	StateRequested: {StateValidated},
+	StateValidated: {StateCompiled},
+	// BackendUnavailable: the backend, handed the frozen spec, says it
+	// has no sandbox to build it in (a macOS host without sandbox-exec,
+	// a build without the platform's backend). The evaluator's own
+	// refusal for want of the host's support comes before any record.
+	StateCompiled:    {StateConstructed, StateSpawnFailed, StateSpecMismatch, StateBackendUnavailable},
 	StateConstructed: {StateVerified, StatePreLaunchFailed, StateSpecMismatch, StateTerminating},
 	StateVerified:    {StateLaunchable, StateTerminating},
 	StateLaunchable:  {StateRunning, StateSpawnFailed, StateSpecMismatch, StateTerminating},
-	StateRunning:     {StateVerifiedRuntime, StatePostLaunchFailed, StateTerminating},
+	// Running -> SpawnFailed: the init was let go but could not exec the
+	// program after its canaries (the shim's go-ahead failed).
+	StateRunning: {StateVerifiedRuntime, StatePostLaunchFailed, StateSpawnFailed, StateTerminating},
 	StateVerifiedRuntime: {
 		StateDriftDetected, StateTerminating,
 	},
@@ -63,7 +77,7 @@ var transitions = map[State][]State{
 // Fatal reports whether s is one of the states that end a container.
 func (s State) Fatal() bool {
 	switch s {
-	case StateBackendUnavailable, StatePolicyCompilationFailed, StatePreLaunchFailed,
+	case StateBackendUnavailable, StatePreLaunchFailed,
 		StateSpecMismatch, StateSpawnFailed, StatePostLaunchFailed, StateDriftDetected:
 		return true
 	}

@@ -130,6 +130,11 @@ type Record struct {
 	// drift; a limit an accepted update removed is -1, and P7 says so
 	// rather than dropping the check.
 	Limits launch.Limits `json:"limits"`
+	// BootID is the host's boot id at create
+	// (/proc/sys/kernel/random/boot_id). A record read in another boot
+	// (a --root on persistent storage) is unknown-after-reboot: its pids
+	// and cgroups are gone, and the same numbers may be someone else's.
+	BootID string `json:"bootId,omitempty"`
 	// Receipt is the last teardown's; a container whose teardown left
 	// something keeps its state with the receipt saying what.
 	Receipt *hooks.Receipt `json:"receipt,omitempty"`
