@@ -129,11 +129,6 @@ func checkHeaderValue(v string) error {
 	return nil
 }
 
-func withinDir(path, dir string) bool {
-	dir = filepath.Clean(dir)
-	return dir == "/" || strings.HasPrefix(filepath.Clean(path), dir+"/")
-}
-
 // readCABundle reads the roots the relay verifies credentials' upstreams
 // with: [relay] ca_file, or the system's bundle.
 func (r *Runtime) readCABundle() ([]byte, error) {

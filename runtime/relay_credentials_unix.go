@@ -74,3 +74,9 @@ func readCredentialFile(path string, dirs []string) (string, error) {
 	}
 	return s, nil
 }
+
+// withinDir says path is dir or below it, by its clean name.
+func withinDir(path, dir string) bool {
+	dir = filepath.Clean(dir)
+	return dir == "/" || strings.HasPrefix(filepath.Clean(path), dir+"/")
+}
