@@ -42,7 +42,18 @@ func PostExec(in LiveInput, f PostFacts) []Result {
 		return out
 	}
 	out = append(out, Membership(in.Pid, in.Baseline, in.CgroupPaths, f, in.Spec)...)
-	return append(out, Restrictions(in, f)...)
+	out = append(out, Restrictions(in, f)...)
+	return append(out, rlimits(in, f)...)
+}
+
+// rlimits is P7/rlimit where the platform reads a process's limits.
+func rlimits(in LiveInput, f PostFacts) []Result {
+	x, ok := f.(ProcFactsExtra)
+	if !ok {
+		return nil
+	}
+	l, err := x.Limits(in.Pid)
+	return CheckRlimits(in.Pid, in.Spec, l, err)
 }
 
 // OnDemand is `verify` and the monitor: what can change after launch —
@@ -63,6 +74,7 @@ func OnDemand(in LiveInput, f PostFacts) []Result {
 	out = append(out, Contained(in, f)...)
 	out = append(out, Restrictions(in, f)...)
 	out = append(out, StillMasked(in, f)...)
+	out = append(out, rlimits(in, f)...)
 	if in.NoCgroup {
 		// Nothing was applied, and the launch said so (degraded: limits).
 		return out

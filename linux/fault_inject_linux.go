@@ -44,6 +44,10 @@ import (
 //	                                      its probe's map write is refused (a map
 //	                                      of an id not its own), as the
 //	                                      restriction refuses it
+//	TESTONLY_VETTO_FAULT=no-rlimits       set none of the spec's rlimits: the
+//	                                      process keeps the runtime's
+//	TESTONLY_VETTO_FAULT=add-env:NAME=V   give the process NAME=V too (a host
+//	                                      variable leaking into the container)
 //	TESTONLY_VETTO_FAULT=shim-pause:<dur> in the container's environment: the
 //	                                      pre-exec step sleeps <dur> before it
 //	                                      restricts the init, so a test can attack it
@@ -73,6 +77,10 @@ func injectFault(config *configs.Config, proc *libcontainer.Process) {
 				proc.PreExec = nil
 			}
 		}
+	case fault == "no-rlimits":
+		proc.Rlimits, proc.FinalRlimits = nil, nil
+	case strings.HasPrefix(fault, "add-env:"):
+		proc.Env = append(slices.Clone(proc.Env), strings.TrimPrefix(fault, "add-env:"))
 	case strings.HasPrefix(fault, "add-cap:"):
 		c := strings.TrimPrefix(fault, "add-cap:")
 		if proc.Capabilities == nil {
