@@ -395,14 +395,6 @@ func nsIoctl(fd int, op uintptr) (int, error) {
 
 var _ ProcFactsExtra = ProcFacts{}
 
-func (ProcFacts) Environ(pid int) ([]string, error) {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
-	if err != nil {
-		return nil, err
-	}
-	return strings.FieldsFunc(string(data), func(r rune) bool { return r == 0 }), nil
-}
-
 func (ProcFacts) Limits(pid int) (map[string][2]uint64, error) {
 	path := "/proc/" + strconv.Itoa(pid) + "/limits"
 	data, err := os.ReadFile(path)

@@ -10,50 +10,13 @@ import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 )
 
-// ProcFactsExtra reads the two facts of a live process the spec sets
-// directly and nothing else reads back: the environment it was exec'd
-// with and its resource limits. A platform without them has no such
-// interface, and the checks are UNAVAILABLE.
+// ProcFactsExtra reads a fact of a live process the spec sets directly
+// and nothing else reads back: its resource limits. A platform without it
+// has no such interface, and P7/rlimit is not judged there.
 type ProcFactsExtra interface {
-	// Environ is /proc/<pid>/environ: the environment the process was
-	// exec'd with, one NAME=value per entry.
-	Environ(pid int) ([]string, error)
 	// Limits is /proc/<pid>/limits, by the kernel's name of each limit
 	// ("Max open files"): soft and hard, math.MaxUint64 for unlimited.
 	Limits(pid int) (map[string][2]uint64, error)
-}
-
-// CheckEnvironment is P3/environment: right after the exec, the
-// process's environment holds nothing the frozen spec does not give it
-// (libcontainer adds HOME when the spec has none). A variable from
-// anywhere else — the runtime's own environment, a host secret — is a
-// FAIL. Missing ones are the program's own doing (it may rewrite its
-// environment block) and pass.
-func CheckEnvironment(sp *specs.Spec, environ []string, err error) Result {
-	r := Result{Check: "P3/environment", Evidence: HostFact, Expected: "only the spec's process.env (and HOME)"}
-	if err != nil {
-		r.Verdict, r.Found = Unavailable, err.Error()
-		return r
-	}
-	var want []string
-	if sp.Process != nil {
-		want = sp.Process.Env
-	}
-	hasHome := slices.ContainsFunc(want, func(kv string) bool { return strings.HasPrefix(kv, "HOME=") })
-	var extra []string
-	for _, kv := range environ {
-		name, _, _ := strings.Cut(kv, "=")
-		if slices.Contains(want, kv) || (name == "HOME" && !hasHome) {
-			continue
-		}
-		extra = append(extra, name) // never the value: it may be the secret
-	}
-	if len(extra) > 0 {
-		r.Verdict, r.Found = Fail, "variables the spec does not set: "+strings.Join(extra, ", ")
-		return r
-	}
-	r.Verdict, r.Found = Pass, strconv.Itoa(len(environ))+" variables, all from the spec"
-	return r
 }
 
 // rlimitNames are /proc/<pid>/limits' names of the spec's RLIMIT_*.

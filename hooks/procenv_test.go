@@ -3,40 +3,10 @@ package hooks
 import (
 	"errors"
 	"math"
-	"strings"
 	"testing"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 )
-
-func TestCheckEnvironment(t *testing.T) {
-	sp := &specs.Spec{Process: &specs.Process{Env: []string{"PATH=/bin", "A=1"}}}
-	withHome := &specs.Spec{Process: &specs.Process{Env: []string{"PATH=/bin", "HOME=/root"}}}
-	cases := []struct {
-		name    string
-		sp      *specs.Spec
-		environ []string
-		err     error
-		want    Verdict
-	}{
-		{"the spec's", sp, []string{"PATH=/bin", "A=1"}, nil, Pass},
-		{"HOME added by libcontainer", sp, []string{"PATH=/bin", "A=1", "HOME=/"}, nil, Pass},
-		{"fewer: the program's own doing", sp, []string{"PATH=/bin"}, nil, Pass},
-		{"a variable from elsewhere", sp, []string{"PATH=/bin", "A=1", "TOKEN=x"}, nil, Fail},
-		{"a spec variable with another value", sp, []string{"PATH=/bin", "A=2"}, nil, Fail},
-		{"HOME other than the spec's", withHome, []string{"PATH=/bin", "HOME=/"}, nil, Fail},
-		{"unreadable", sp, nil, errors.New("permission denied"), Unavailable},
-	}
-	for _, c := range cases {
-		r := CheckEnvironment(c.sp, c.environ, c.err)
-		if r.Verdict != c.want {
-			t.Errorf("%s: %s, want %s", c.name, r, c.want)
-		}
-		if strings.Contains(r.Found, "=x") || strings.Contains(r.Found, "=2") {
-			t.Errorf("%s: the verdict shows a value: %s", c.name, r.Found)
-		}
-	}
-}
 
 func TestCheckRlimits(t *testing.T) {
 	spec := func(hard uint64, caps ...string) *specs.Spec {

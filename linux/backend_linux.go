@@ -74,7 +74,8 @@ func (b *Backend) Create(req *runtime.CreateRequest) (_ runtime.Container, _ run
 	if req.Landlock != "" || req.Canary {
 		// The init runs the pre-exec step before it execs the process;
 		// the frozen spec, its hash and the argv say what the process is.
-		step := shim.Config{Ruleset: req.Landlock, Dumpable: req.Canary && rootlessEUID()}
+		env, home := shim.InitEnv(sp.Env)
+		step := shim.Config{Ruleset: req.Landlock, Dumpable: req.Canary && rootlessEUID(), EnvSHA256: shim.EnvDigest(env), EnvHome: home}
 		if req.Canary {
 			ln, err := listenCanary(req.Dir)
 			if err != nil {

@@ -53,6 +53,12 @@ func preExec(data []byte, env []string) error {
 	if err != nil {
 		return refusal{err}
 	}
+	// First, before anything of the step: the environment the process is
+	// about to get is the frozen spec's, no more (a host variable that
+	// reached it would be in the sandbox's hands), no less.
+	if cfg.EnvSHA256 != "" && !shim.EnvMatches(env, cfg.EnvSHA256, cfg.EnvHome) {
+		return refusal{errors.New("its environment is not the spec's process.env")}
+	}
 	if !cfg.Dumpable {
 		// Undone by execve for a program the uid may read; the init is
 		// the runtime's clone, and nothing of the container may touch

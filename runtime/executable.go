@@ -58,10 +58,8 @@ func checkExecutableLocked(rec *Record, c Container, sp *specs.Spec) *hooks.Resu
 // record. The path is looked at again (by its stat: any write moves
 // ctime) only when they differ or the process is gone, to tell a program
 // that exec'd something else (PARTIAL) or exited (UNAVAILABLE) from a file
-// swapped at the exec, which the init then refused or ran (FAIL). With it
-// goes P3/environment: the process holds no variable the spec does not
-// set.
-func executedCheck(rec *Record, c Container, sp *specs.Spec, facts hooks.Facts) []hooks.Result {
+// swapped at the exec, which the init then refused or ran (FAIL).
+func executedCheck(rec *Record, c Container, sp *specs.Spec) []hooks.Result {
 	sc, ok := c.(ShimContainer)
 	ec, ok2 := c.(ExecutableContainer)
 	if rec.Executable == nil || !ok || !ok2 {
@@ -72,15 +70,7 @@ func executedCheck(rec *Record, c Container, sp *specs.Spec, facts hooks.Facts) 
 	if want := rec.Executable.Exec(); err != nil || exe != [2]uint64{want.Dev, want.Ino} {
 		current, _ = ec.Executable(sp.Process, false)
 	}
-	executed := hooks.CheckExecuted(rec.Executable, exe, err, current)
-	out := []hooks.Result{executed}
-	// The environment is the one the exec gave only while the process
-	// still runs the file it was exec'd as.
-	if x, ok := facts.(hooks.ProcFactsExtra); ok && executed.Verdict == hooks.Pass {
-		env, err := x.Environ(c.InitPid())
-		out = append(out, hooks.CheckEnvironment(sp, env, err))
-	}
-	return out
+	return []hooks.Result{hooks.CheckExecuted(rec.Executable, exe, err, current)}
 }
 
 // executableMismatch explains a start whose init died before the exec:

@@ -92,7 +92,7 @@ func (r *Runtime) startLocked(rec *Record, c Container) error {
 	// not run against a container that failed verification.
 	// Read right after the exec: the longer the host waits, the likelier
 	// the program has exec'd something of its own.
-	checked = append(checked, executedCheck(rec, c, sp, r.Facts)...)
+	checked = append(checked, executedCheck(rec, c, sp)...)
 	if err := r.verifyPostLaunchLocked(rec, c, sp, append(append(canaries, verifyPastShim()...), checked...), took); err != nil {
 		return err
 	}

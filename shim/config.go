@@ -14,8 +14,12 @@
 package shim
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 )
 
 // Config is what the step does before the exec.
@@ -31,6 +35,62 @@ type Config struct {
 	// may only while the init is dumpable (its memory map was made there,
 	// by the runtime's exec). Root's init is made non-dumpable.
 	Dumpable bool `json:"dumpable,omitempty"`
+	// EnvSHA256 is the digest (EnvDigest) of the frozen spec's
+	// process.env as the init makes it (InitEnv): the step refuses to let the process run with any
+	// other environment than the one the spec gives (libcontainer's HOME
+	// aside) — a variable of the host's must not reach the sandbox by a
+	// fault of the backend. "" skips the check (an exec'd process).
+	EnvSHA256 string `json:"envSHA256,omitempty"`
+	// EnvHome: the spec's environment sets HOME (else the init adds it).
+	EnvHome bool `json:"envHome,omitempty"`
+}
+
+// EnvDigest is sha256 over env, each entry NUL-terminated, in order.
+func EnvDigest(env []string) string {
+	h := sha256.New()
+	for _, kv := range env {
+		h.Write([]byte(kv))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// InitEnv is the environment libcontainer's init execs a process with
+// whose spec says env (prepareEnv): each variable once, at the place of
+// its last occurrence with its last value, an empty HOME dropped; home
+// says whether HOME is then set — if not, the init appends one from the
+// user's passwd entry.
+func InitEnv(env []string) (out []string, home bool) {
+	seen := map[string]bool{}
+	for i := len(env) - 1; i >= 0; i-- {
+		name, value, _ := strings.Cut(env[i], "=")
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		if name == "HOME" {
+			if value == "" {
+				continue
+			}
+			home = true
+		}
+		out = append(out, env[i])
+	}
+	slices.Reverse(out)
+	return out, home
+}
+
+// EnvMatches says env, as the init is about to exec it, is the spec's:
+// digest is EnvDigest of InitEnv's list and home its second result.
+func EnvMatches(env []string, digest string, home bool) bool {
+	if !home {
+		n := len(env)
+		if n == 0 || !strings.HasPrefix(env[n-1], "HOME=") {
+			return false
+		}
+		env = env[:n-1]
+	}
+	return EnvDigest(env) == digest
 }
 
 // Empty reports whether the step has nothing to do.

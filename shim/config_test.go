@@ -36,3 +36,28 @@ func TestDecodeRefuses(t *testing.T) {
 		}
 	}
 }
+
+func TestEnvMatches(t *testing.T) {
+	cases := []struct {
+		name      string
+		spec, got []string
+		want      bool
+	}{
+		{"as the spec, HOME added", []string{"PATH=/bin", "A=1"}, []string{"PATH=/bin", "A=1", "HOME=/"}, true},
+		{"the spec's HOME", []string{"PATH=/bin", "HOME=/x"}, []string{"PATH=/bin", "HOME=/x"}, true},
+		{"duplicates: last value, last place", []string{"A=1", "B=2", "A=3"}, []string{"B=2", "A=3", "HOME=/"}, true},
+		{"an empty HOME is replaced", []string{"HOME=", "A=1"}, []string{"A=1", "HOME=/root"}, true},
+		{"a variable added", []string{"A=1"}, []string{"A=1", "TOKEN=x", "HOME=/"}, false},
+		{"a variable changed", []string{"A=1"}, []string{"A=2", "HOME=/"}, false},
+		{"a variable dropped", []string{"A=1", "B=2"}, []string{"A=1", "HOME=/"}, false},
+		{"no HOME where the init adds one", []string{"A=1"}, []string{"A=1"}, false},
+		{"HOME changed", []string{"HOME=/x"}, []string{"HOME=/y"}, false},
+		{"reordered", []string{"A=1", "B=2"}, []string{"B=2", "A=1", "HOME=/"}, false},
+	}
+	for _, c := range cases {
+		env, home := InitEnv(c.spec)
+		if got := EnvMatches(c.got, EnvDigest(env), home); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}
