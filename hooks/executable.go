@@ -24,8 +24,10 @@ type Executable struct {
 	Size  int64  `json:"size"`
 	Mtime int64  `json:"mtime"`
 	Ctime int64  `json:"ctime"`
-	// SHA256 is the content's digest, hex.
-	SHA256 string `json:"sha256"`
+	// SHA256 is the content's digest, hex; HashedAt (Unix nanoseconds)
+	// when the runtime began to read it.
+	SHA256   string `json:"sha256"`
+	HashedAt int64  `json:"hashedAt,omitempty"`
 	// Interpreter is, for a "#!" script, the file the kernel execs in its
 	// place (itself possibly a script): what /proc/<pid>/exe shows.
 	Interpreter *Executable `json:"interpreter,omitempty"`
@@ -37,11 +39,10 @@ func (e *Executable) String() string {
 	if e == nil {
 		return "none"
 	}
-	h := e.SHA256
-	if len(h) > 12 {
-		h = h[:12]
+	if e.SHA256 == "" {
+		return fmt.Sprintf("%s (%d:%d, unchanged by its stat)", e.Path, e.Dev, e.Ino)
 	}
-	return fmt.Sprintf("%s (%d:%d, sha256 %s)", e.Path, e.Dev, e.Ino, h)
+	return fmt.Sprintf("%s (%d:%d, sha256 %.12s)", e.Path, e.Dev, e.Ino, e.SHA256)
 }
 
 // Exec is the file /proc/<pid>/exe shows once the process exec'd: the
@@ -144,4 +145,25 @@ func Interpreter(head []byte) (string, bool) {
 		return "", false
 	}
 	return f[0], true
+}
+
+// racyWindow is how close to the digest a change of the file must be for
+// its ctime to prove nothing: a write stamps ctime with the time of the
+// write, at the clock's granularity (a jiffy, or coarser on some
+// filesystems), so a write just before or during the read may carry a
+// ctime that predates the digest.
+const racyWindow = int64(2e9)
+
+// Settled says a file whose stat is unchanged since e was recorded cannot
+// have other bytes than e's digest describes: its ctime and mtime are well
+// before the digest was taken, and any write since would have moved ctime
+// to the time of that write, later still. A file changed close to the
+// digest must be read again (git's "racy" index entries, the same rule).
+func (e *Executable) Settled() bool {
+	for ; e != nil; e = e.Interpreter {
+		if e.HashedAt == 0 || e.Ctime > e.HashedAt-racyWindow || e.Mtime > e.HashedAt-racyWindow {
+			return false
+		}
+	}
+	return true
 }

@@ -98,3 +98,31 @@ func TestCheckExecutable(t *testing.T) {
 		t.Errorf("gone: %s", r)
 	}
 }
+
+func TestExecutableSettled(t *testing.T) {
+	const at = int64(100e9)
+	file := func(ctime, mtime int64) *Executable {
+		return &Executable{Path: "/bin/p", Ctime: ctime, Mtime: mtime, SHA256: "aa", HashedAt: at}
+	}
+	cases := []struct {
+		name string
+		e    *Executable
+		want bool
+	}{
+		{"changed long before the digest", file(at-60e9, at-60e9), true},
+		{"changed a second before", file(at-1e9, at-60e9), false},
+		{"modified a second before", file(at-60e9, at-1e9), false},
+		{"changed while it was read", file(at+1, at+1), false},
+		{"no digest time (an older record)", &Executable{Ctime: 1, Mtime: 1, SHA256: "aa"}, false},
+		{"a settled script, a fresh interpreter", func() *Executable {
+			e := file(at-60e9, at-60e9)
+			e.Interpreter = file(at, at)
+			return e
+		}(), false},
+	}
+	for _, c := range cases {
+		if got := c.e.Settled(); got != c.want {
+			t.Errorf("%s: settled %v, want %v", c.name, got, c.want)
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"golang.org/x/sys/unix"
@@ -162,6 +163,7 @@ func identifyExecutable(root int, p, cwd string, digest bool, depth int) (*hooks
 		return nil, fmt.Errorf("read %s in the container: %w", p, err)
 	}
 	h := sha256.New()
+	hashedAt := time.Now().UnixNano()
 	if digest {
 		if _, err := io.Copy(h, io.NewSectionReader(f, 0, 1<<62)); err != nil {
 			return nil, fmt.Errorf("read %s in the container: %w", p, err)
@@ -178,7 +180,7 @@ func identifyExecutable(root int, p, cwd string, digest bool, depth int) (*hooks
 		Mtime: before.Mtim.Nano(), Ctime: before.Ctim.Nano(),
 	}
 	if digest {
-		e.SHA256 = hex.EncodeToString(h.Sum(nil))
+		e.SHA256, e.HashedAt = hex.EncodeToString(h.Sum(nil)), hashedAt
 	}
 	if interp, ok := hooks.Interpreter(head[:n]); ok {
 		if depth >= maxInterpreters {

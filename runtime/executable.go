@@ -49,7 +49,13 @@ func checkExecutableLocked(rec *Record, c Container, sp *specs.Spec) *hooks.Resu
 	if rec.Executable == nil || !ok || sp.Process == nil {
 		return nil
 	}
-	now, err := ec.Executable(sp.Process, true)
+	// By stat first: unchanged, and settled long before create read it,
+	// the bytes are the recorded ones (hooks.Executable.Settled), and
+	// reading a large file again is not needed.
+	now, err := ec.Executable(sp.Process, false)
+	if err != nil || rec.Executable.Differs(now) != "" || !rec.Executable.Settled() {
+		now, err = ec.Executable(sp.Process, true)
+	}
 	r := hooks.CheckExecutable(rec.Executable, now, err)
 	return &r
 }

@@ -190,6 +190,44 @@ func (r *Runtime) startMonitorLocked(rec *Record, c Container) error {
 	return r.Store.writeRecordLocked(rec)
 }
 
+// lazyMonitorDelay is when a foreground run spawns its container's
+// monitor: the monitor's own first round is as late, so a job done before
+// it never needed one, and does not pay for a process.
+const lazyMonitorDelay = 100 * time.Millisecond
+
+// lazyMonitor spawns container id's monitor after lazyMonitorDelay if the
+// container still runs, unless the returned stop is called first; stop
+// returns once no spawn is under way (the run's delete, next, stops a
+// monitor that was spawned).
+// stop's error is the spawn's failure where the level does not accept
+// it (strict: the container was killed).
+func (r *Runtime) lazyMonitor(id string) (stop func() error) {
+	cancel, done := make(chan struct{}), make(chan struct{})
+	var spawnErr error
+	go func() {
+		defer close(done)
+		select {
+		case <-cancel:
+			return
+		case <-time.After(lazyMonitorDelay):
+		}
+		l, rec, c, err := r.loadLocked(id)
+		if err != nil {
+			return // gone, or being deleted: nothing to watch
+		}
+		defer l.unlock()
+		if c == nil || rec.Monitor != nil || r.initExited(rec, c) {
+			return
+		}
+		spawnErr = r.startMonitorLocked(rec, c)
+	}()
+	return func() error {
+		close(cancel)
+		<-done
+		return spawnErr
+	}
+}
+
 // stopMonitor ends container rec's monitor before its teardown and says
 // what it did. The caller holds the container's lock, so the monitor is
 // between rounds.

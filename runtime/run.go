@@ -28,7 +28,7 @@ func (r *Runtime) Run(opts RunOptions) (int, error) {
 	if err != nil {
 		return -1, err
 	}
-	if err := r.startLocked(cr.rec, cr.c); err != nil {
+	if err := r.startLocked(cr.rec, cr.c, !opts.Detach); err != nil {
 		return -1, errors.Join(err, r.abandonLocked(cr))
 	}
 	if opts.PidFile != "" {
@@ -41,7 +41,15 @@ func (r *Runtime) Run(opts RunOptions) (int, error) {
 	if opts.Detach {
 		return 0, nil
 	}
+	stopMonitor := r.lazyMonitor(opts.ID)
 	status, waitErr := cr.fg.Wait()
+	if err := stopMonitor(); err != nil && waitErr == nil {
+		// Strict killed the container for it: that, not the kill's
+		// status, is the outcome.
+		_ = r.deleteWith(opts.ID, cr.c, true)
+		cr.fg.Close()
+		return -1, err
+	}
 	if waitErr != nil {
 		cr.fg.Close()
 		// We lost track of the init; make sure it is gone.

@@ -20,10 +20,13 @@ func (r *Runtime) Start(id string) error {
 		return err
 	}
 	defer l.unlock()
-	return r.startLocked(rec, c)
+	return r.startLocked(rec, c, false)
 }
 
-func (r *Runtime) startLocked(rec *Record, c Container) error {
+// startLocked starts the container; with lazyMonitor (a foreground run,
+// whose process stays) the monitor is not spawned here but by the caller,
+// if the container is still running when the monitor's first round is due.
+func (r *Runtime) startLocked(rec *Record, c Container, lazyMonitor bool) error {
 	if c == nil {
 		return Errorf(ErrWrongState, "start %q: container is still being created or its create failed", rec.ID)
 	}
@@ -111,6 +114,9 @@ func (r *Runtime) startLocked(rec *Record, c Container) error {
 			_ = r.Store.moveLocked(rec, StateTerminating, err.Error())
 			return stopAfterFailure(c, Errorf(ErrHookFailed, "start %q: %w", rec.ID, err))
 		}
+	}
+	if lazyMonitor {
+		return nil
 	}
 	return r.startMonitorLocked(rec, c)
 }
