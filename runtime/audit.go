@@ -2,9 +2,12 @@ package runtime
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/vetto-dev/vetto-runtime/hooks"
@@ -37,6 +40,12 @@ type AuditEvent struct {
 // (Evidence) and, if set, to --audit-log; in the last two verdicts,
 // launches, refusals, receipts and fatal transitions are fsync'd: they are
 // the evidence. A failure to audit is reported, never silently dropped.
+//
+// With a batch (a Store made by New), the events of one command go out
+// together: an event that is evidence (sync) writes every event before it
+// with it, in one append per log and one fsync; the rest wait for the
+// container's lock to be released (lock.unlock), which every command does
+// before it ends.
 func (s Store) auditLocked(ev AuditEvent, sync bool) error {
 	ev.Time = time.Now().UTC()
 	line, err := json.Marshal(ev)
@@ -44,17 +53,72 @@ func (s Store) auditLocked(ev AuditEvent, sync bool) error {
 		return fmt.Errorf("encode audit event: %w", err)
 	}
 	line = append(line, '\n')
+	if s.batch == nil {
+		return s.writeAudit([]pendingLine{{ev.ID, line}}, sync)
+	}
+	s.batch.mu.Lock()
+	s.batch.pending = append(s.batch.pending, pendingLine{ev.ID, line})
+	s.batch.mu.Unlock()
+	if !sync {
+		return nil
+	}
+	return s.flushAudit(true)
+}
+
+// auditBatch is this process's events not yet written.
+type auditBatch struct {
+	mu      sync.Mutex
+	pending []pendingLine
+}
+
+type pendingLine struct {
+	id   string
+	line []byte
+}
+
+// flushAudit writes the pending events, fsync'ing the durable logs if
+// sync.
+func (s Store) flushAudit(sync bool) error {
+	if s.batch == nil {
+		return nil
+	}
+	s.batch.mu.Lock()
+	lines := s.batch.pending
+	s.batch.pending = nil
+	s.batch.mu.Unlock()
+	if len(lines) == 0 {
+		return nil
+	}
+	return s.writeAudit(lines, sync)
+}
+
+// writeAudit appends lines to each container's own log and, all of them,
+// to the host-wide log and --audit-log.
+func (s Store) writeAudit(lines []pendingLine, sync bool) error {
+	var all []byte
+	byID := map[string][]byte{}
+	var order []string
+	for _, l := range lines {
+		all = append(all, l.line...)
+		if _, ok := byID[l.id]; !ok {
+			order = append(order, l.id)
+		}
+		byID[l.id] = append(byID[l.id], l.line...)
+	}
 	// The container's own log lives and dies with its state directory (see
 	// writeFileAtomic): only the global log is the durable record, synced.
-	local := filepath.Join(s.dir(ev.ID), auditFile)
-	if err := appendLine(local, line, false); err != nil {
-		return fmt.Errorf("audit log %s: %w", local, err)
+	// A directory a delete removed since has no log to add to.
+	for _, id := range order {
+		local := filepath.Join(s.dir(id), auditFile)
+		if err := appendLine(local, byID[id], false); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("audit log %s: %w", local, err)
+		}
 	}
-	if err := s.Evidence.append(line, sync); err != nil {
+	if err := s.Evidence.append(all, sync); err != nil {
 		return fmt.Errorf("host-wide audit log %s: %w", s.Evidence.LogPath(), err)
 	}
 	if s.AuditLog != "" {
-		if err := appendLine(s.AuditLog, line, sync); err != nil {
+		if err := appendLine(s.AuditLog, all, sync); err != nil {
 			return fmt.Errorf("audit log %s: %w", s.AuditLog, err)
 		}
 	}

@@ -311,8 +311,10 @@ func (r *Runtime) verifyPreLaunchLocked(cr *created) error {
 	cr.rec.Executable = exe
 	results = append(results, exeResults...)
 	// The verdicts are the evidence: a launch whose evidence cannot be
-	// written does not go ahead.
-	if err := r.Store.auditLocked(AuditEvent{ID: cr.rec.ID, Spec: cr.rec.SpecHash, Level: cr.rec.Level.String(), Event: "verdicts", Results: results}, true); err != nil {
+	// written does not go ahead. They go out (and are fsync'd) with the
+	// launch event at the end of create, or with the refusal: either
+	// comes before the process can run.
+	if err := r.Store.auditLocked(AuditEvent{ID: cr.rec.ID, Spec: cr.rec.SpecHash, Level: cr.rec.Level.String(), Event: "verdicts", Results: results}, false); err != nil {
 		return err
 	}
 	if bad := d.PreLaunch(results); len(bad) > 0 {

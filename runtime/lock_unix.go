@@ -21,6 +21,9 @@ import (
 // never leaves a container locked.
 type lock struct {
 	f *os.File
+	// flush writes the command's pending audit events before the lock
+	// goes (Store.locked).
+	flush func()
 }
 
 // lockQuiet is how long a lock wait goes unmentioned.
@@ -163,6 +166,9 @@ func signalPid(pid int, kill bool) error {
 }
 
 func (l *lock) unlock() {
+	if l != nil && l.f != nil && l.flush != nil {
+		l.flush()
+	}
 	if l != nil && l.f != nil {
 		l.f.Close() // closing the last fd drops the flock
 		l.f = nil

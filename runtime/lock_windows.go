@@ -15,6 +15,9 @@ import (
 // directory; Windows cannot lock a directory handle the way flock can.
 type lock struct {
 	f *os.File
+	// flush writes the command's pending audit events before the lock
+	// goes (Store.locked).
+	flush func()
 }
 
 func lockDir(dir string, _ func(holder string)) (*lock, error) {
@@ -64,6 +67,9 @@ func signalPid(pid int, _ bool) error {
 }
 
 func (l *lock) unlock() {
+	if l != nil && l.f != nil && l.flush != nil {
+		l.flush()
+	}
 	if l != nil && l.f != nil {
 		l.f.Close()
 		l.f = nil

@@ -36,6 +36,23 @@ type Store struct {
 	// Waitf, if set, says that a command waits for another holding a
 	// container's lock, and who that is.
 	Waitf func(format string, args ...any)
+	// batch, when set, holds this process's audit events until they go
+	// out together (auditLocked); nil writes each at once.
+	batch *auditBatch
+}
+
+// locked hands out a container lock that, when released, first writes
+// the audit events the command left pending: nothing of a command is in
+// the log before an event that needs it, or after the lock is gone.
+func (s Store) locked(l *lock) *lock {
+	if s.batch != nil && l != nil {
+		l.flush = func() {
+			if err := s.flushAudit(false); err != nil && s.Waitf != nil {
+				s.Waitf("%v", err)
+			}
+		}
+	}
+	return l
 }
 
 // lockWaitLimit bounds how long a command waits for another that holds a
@@ -159,7 +176,7 @@ func (s Store) createDirLocked(id string) (*lock, error) {
 		_ = os.Remove(dir)
 		return nil, err
 	}
-	return l, nil
+	return s.locked(l), nil
 }
 
 // lockContainer takes container id's lock, waiting for whoever holds it.
@@ -176,7 +193,7 @@ func (s Store) lockContainer(id string) (*lock, error) {
 		}
 		return nil, err
 	}
-	return l, nil
+	return s.locked(l), nil
 }
 
 // tryLockContainer is lockContainer that does not wait: ErrBusy when
@@ -192,7 +209,7 @@ func (s Store) tryLockContainer(id string) (*lock, error) {
 		}
 		return nil, err
 	}
-	return l, nil
+	return s.locked(l), nil
 }
 
 // readRecord loads container id's record. A directory with no record is a
