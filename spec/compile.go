@@ -36,8 +36,9 @@ type PathInfo struct {
 }
 
 // Inputs is everything Compile needs to know about the host and the
-// invocation. spec reads nothing itself: the caller gathers these (the CLI
-// in commands_policy.go), and tests pass fixed ones.
+// invocation. spec reads nothing itself: the caller gathers these
+// (hostpolicy.Inputs, for the CLI's cli/policy.go), and tests pass fixed
+// ones.
 type Inputs struct {
 	// Project, Home and Tmp are the values of $PROJECT, $HOME and $TMP:
 	// absolute, with symlinks resolved.

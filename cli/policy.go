@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"encoding/json"
@@ -12,7 +12,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/urfave/cli/v2"
+	ucli "github.com/urfave/cli/v2"
 
 	"github.com/vetto-dev/vetto-runtime/hostpolicy"
 	"github.com/vetto-dev/vetto-runtime/runtime"
@@ -26,23 +26,23 @@ import (
 // compiler itself (spec/) touches nothing.
 
 // policyFlags are shared by `spec --policy` and `policy check|explain`.
-func policyFlags() []cli.Flag {
-	return []cli.Flag{
-		&cli.StringFlag{Name: "profile", Usage: "built-in profile (" + strings.Join(spec.ProfileNames(), ", ") + ") when the policy has no 'extends', or alone without --policy"},
-		&cli.StringFlag{Name: "project", Usage: "the directory mounted read-write at its own path, $PROJECT (default: the current directory)"},
-		&cli.StringFlag{Name: "rootfs", Usage: "use this root filesystem instead of a host-root bundle (the host's /usr, /bin, /lib*, /etc read-only)"},
-		&cli.BoolFlag{Name: "dangerously-allow-project", Usage: "accept a --project of /, $HOME, /etc, /usr, /tmp, /var or another system directory: the sandbox can then write all of it"},
+func policyFlags() []ucli.Flag {
+	return []ucli.Flag{
+		&ucli.StringFlag{Name: "profile", Usage: "built-in profile (" + strings.Join(spec.ProfileNames(), ", ") + ") when the policy has no 'extends', or alone without --policy"},
+		&ucli.StringFlag{Name: "project", Usage: "the directory mounted read-write at its own path, $PROJECT (default: the current directory)"},
+		&ucli.StringFlag{Name: "rootfs", Usage: "use this root filesystem instead of a host-root bundle (the host's /usr, /bin, /lib*, /etc read-only)"},
+		&ucli.BoolFlag{Name: "dangerously-allow-project", Usage: "accept a --project of /, $HOME, /etc, /usr, /tmp, /var or another system directory: the sandbox can then write all of it"},
 	}
 }
 
-func policyCommand() *cli.Command {
-	return &cli.Command{
+func policyCommand() *ucli.Command {
+	return &ucli.Command{
 		Name:  "policy",
 		Usage: "check or explain a sandbox policy",
 		Description: `A policy (TOML) says what a sandboxed command may read, write, see of the
 environment and reach on the network; 'spec --policy FILE' compiles it into a
 bundle. See docs/policy.md.`,
-		Subcommands: []*cli.Command{
+		Subcommands: []*ucli.Command{
 			{
 				Name:  "rules",
 				Usage: "print the launch evaluator's rules: ID, where each applies, what it demands, the remedy",
@@ -51,8 +51,8 @@ strict level's demands, the operator floor's keys, the degradations, the exec
 and update bounds, and how verification verdicts are acted on. The IDs are
 the ones refusals name. --format markdown prints the table in
 docs/security-levels.md; json an array.`,
-				Flags: []cli.Flag{&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "text", Usage: "text, markdown or json"}},
-				Action: func(c *cli.Context) error {
+				Flags: []ucli.Flag{&ucli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "text", Usage: "text, markdown or json"}},
+				Action: func(c *ucli.Context) error {
 					if err := args(c, 0, 0); err != nil {
 						return err
 					}
@@ -78,7 +78,7 @@ docs/security-levels.md; json an array.`,
 				Description: `Parses FILE, compiles it for this host and the current project, and reports
 every problem with its file, line and key. Exits 1 if there is any.`,
 				Flags: policyFlags(),
-				Action: func(c *cli.Context) error {
+				Action: func(c *ucli.Context) error {
 					if err := args(c, 0, 1); err != nil {
 						return err
 					}
@@ -105,8 +105,8 @@ every problem with its file, line and key. Exits 1 if there is any.`,
 				Description: `Compiles FILE for this host and the current project and lists what is
 readable, writable, masked, which variables pass, the network, the limits and
 the capabilities. --format json gives the same as an object.`,
-				Flags: append(policyFlags(), &cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "text", Usage: "text or json"}),
-				Action: func(c *cli.Context) error {
+				Flags: append(policyFlags(), &ucli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "text", Usage: "text or json"}),
+				Action: func(c *ucli.Context) error {
 					if err := args(c, 0, 1); err != nil {
 						return err
 					}
@@ -134,7 +134,7 @@ the capabilities. --format json gives the same as an object.`,
 // specFromPolicy is `spec --policy FILE` / `spec --profile P`: it compiles
 // and writes the bundle (config.json and, for a host-root bundle, the empty
 // rootfs directory the mounts are made in).
-func specFromPolicy(c *cli.Context) (retErr error) {
+func specFromPolicy(c *ucli.Context) (retErr error) {
 	if c.Bool("rootless") {
 		return runtime.Errorf(runtime.ErrInvalidInput, "--rootless does not apply with --policy or --profile: the compiled spec maps your user into a user namespace when you are not root")
 	}
@@ -298,7 +298,7 @@ func writeNew(path string, data []byte, perm fs.FileMode) error {
 // policyRequested says whether `spec` should compile a policy: any of
 // its flags asks for one (and --project alone is an error there, rather
 // than a flag silently ignored).
-func policyRequested(c *cli.Context) bool {
+func policyRequested(c *ucli.Context) bool {
 	return c.IsSet("policy") || c.IsSet("profile") || c.IsSet("project") || c.IsSet("rootfs")
 }
 
@@ -324,7 +324,7 @@ func makeEmptyDir(dir string) (created bool, err error) {
 
 // explainPolicy loads the policy (file, or the --profile alone) and
 // compiles it for this host. name is what to call it in messages.
-func explainPolicy(c *cli.Context, file string, cmd []string) (name string, plan *spec.Plan, err error) {
+func explainPolicy(c *ucli.Context, file string, cmd []string) (name string, plan *spec.Plan, err error) {
 	profile := c.String("profile")
 	var p *spec.Policy
 	// What the parser found wrong: with them, the compiler still judges
