@@ -5,12 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
-	"text/tabwriter"
 
 	ucli "github.com/urfave/cli/v2"
 
@@ -124,7 +121,7 @@ the capabilities. --format json gives the same as an object.`,
 						return enc.Encode(plan)
 					}
 					printWarnings(c.App.ErrWriter, plan)
-					return writeExplanation(c.App.Writer, name, plan)
+					return spec.WriteExplanation(c.App.Writer, name, plan)
 				},
 			},
 		},
@@ -134,7 +131,7 @@ the capabilities. --format json gives the same as an object.`,
 // specFromPolicy is `spec --policy FILE` / `spec --profile P`: it compiles
 // and writes the bundle (config.json and, for a host-root bundle, the empty
 // rootfs directory the mounts are made in).
-func specFromPolicy(c *ucli.Context) (retErr error) {
+func specFromPolicy(c *ucli.Context) error {
 	if c.Bool("rootless") {
 		return runtime.Errorf(runtime.ErrInvalidInput, "--rootless does not apply with --policy or --profile: the compiled spec maps your user into a user namespace when you are not root")
 	}
@@ -160,12 +157,12 @@ func specFromPolicy(c *ucli.Context) (retErr error) {
 	// The bundle and the policy must be out of the sandbox's reach: a
 	// workload that can rewrite its own config.json decides its next run
 	// (the policy-mode issue, 12.1). create refuses such a bundle too.
-	if w := writableRootOf(plan, bundle); w != "" {
+	if w := hostpolicy.WritableRootOf(plan, bundle); w != "" {
 		return runtime.Errorf(runtime.ErrPolicyCompileFailed, "bundle %s is inside %s, which the sandbox can write: it could rewrite its own config.json for the next run; put the bundle outside it, e.g. --bundle \"$(mktemp -d)\"", bundle, w)
 	}
 	if file := c.String("policy"); file != "" {
 		if abs, err := filepath.Abs(file); err == nil {
-			if w := writableRootOf(plan, hostpolicy.LookupPath(abs).Real); w != "" {
+			if w := hostpolicy.WritableRootOf(plan, hostpolicy.LookupPath(abs).Real); w != "" {
 				if plan.Level == "strict" {
 					return runtime.Errorf(runtime.ErrPolicyCompileFailed, "policy %s is inside %s, which the sandbox can write: at level strict the policy must be out of its reach; keep it elsewhere", file, w)
 				}
@@ -175,124 +172,23 @@ func specFromPolicy(c *ucli.Context) (retErr error) {
 	}
 	printWarnings(c.App.ErrWriter, plan)
 
-	if plan.Rootfs == "" {
-		// The host-root bundle's root is an empty directory: every
-		// path the sandbox sees is a mount made inside it.
-		rootfs := filepath.Join(bundle, plan.Spec.Root.Path)
-		created, err := makeEmptyDir(rootfs)
-		if err != nil {
-			return err
-		}
-		if created {
-			defer func() {
-				if retErr != nil {
-					os.Remove(rootfs)
-				}
-			}()
-		}
-		// The sandbox sets up its rootfs from inside its user namespace,
-		// as its own uid: it must be able to enter the rootfs, and finds
-		// its mount points made (it must not own where they are made).
-		reachErr := hostpolicy.Reachable(rootfs, plan.UID, plan.GID)
-		if reachErr != nil {
-			// A bundle directory of the caller's own that only lacks
-			// search for others (mktemp -d makes 0700) gets it: search
-			// lets the sandbox walk to rootfs/ by name, not list or read
-			// anything (config.json is 0600).
-			if fi, serr := os.Stat(bundle); serr == nil && fi.Mode().Perm()&0o001 == 0 {
-				if cerr := os.Chmod(bundle, fi.Mode().Perm()|0o001); cerr == nil {
-					reachErr = hostpolicy.Reachable(rootfs, plan.UID, plan.GID)
-				}
-			}
-		}
-		if reachErr != nil {
-			return runtime.Errorf(runtime.ErrPolicyCompileFailed, "bundle %s: the sandbox runs as host uid %d, which cannot reach its rootfs: %v; choose a --bundle it can reach (e.g. under /var/tmp), or chmod o+x that directory", bundle, plan.UID, reachErr)
-		}
-		if err := hostpolicy.MakeMountpoints(rootfs, plan.Spec); err != nil {
-			return err
-		}
-	}
-	var written []string
-	defer func() {
-		if retErr != nil {
-			for i := len(written) - 1; i >= 0; i-- {
-				os.Remove(written[i])
-			}
-		}
-	}()
-	for _, f := range plan.Files {
-		// Copies the sandbox sees instead of a host file (a git config
-		// without its credentials): read-only, beside config.json.
-		path := filepath.Join(bundle, f.Path)
-		for dir := filepath.Dir(path); dir != bundle; dir = filepath.Dir(dir) {
-			if _, err := os.Lstat(dir); err != nil {
-				if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-					return fmt.Errorf("write %s: %w", path, err)
-				}
-				written = append(written, dir)
-			}
-		}
-		if err := writeNew(path, []byte(f.Content), 0o444); err != nil {
-			return err
-		}
-		written = append(written, path)
-	}
-	data, err := json.MarshalIndent(plan.Spec, "", "\t")
-	if err != nil {
-		return fmt.Errorf("encode %s: %w", config, err)
-	}
-	// O_EXCL: never clobber a bundle's config, not even in a race.
-	// 0600: the compiled environment is in it.
-	f, err := os.OpenFile(config, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return runtime.Errorf(runtime.ErrInvalidInput, "file %s exists. Remove it first", config)
-		}
-		return fmt.Errorf("write %s: %w", config, err)
-	}
-	if _, err := f.Write(append(data, '\n')); err != nil {
-		f.Close()
-		os.Remove(config)
-		return fmt.Errorf("write %s: %w", config, err)
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(config)
-		return fmt.Errorf("write %s: %w", config, err)
+	if err := hostpolicy.WriteBundle(bundle, plan); err != nil {
+		return bundleError(err)
 	}
 	return nil
 }
 
-// writableRootOf returns the source of a read-write bind in the plan's spec
-// that contains path, "" when none does.
-func writableRootOf(plan *spec.Plan, path string) string {
-	real := hostpolicy.LookupPath(path).Real
-	for _, m := range plan.Spec.Mounts {
-		if m.Type != "bind" || !slices.Contains(m.Options, "rw") || !filepath.IsAbs(m.Source) {
-			continue
-		}
-		if hostpolicy.Within(real, m.Source) {
-			return m.Source
-		}
+// bundleError gives hostpolicy.WriteBundle's errors the kinds of their
+// exit codes: a rootfs the sandbox cannot reach is a sandbox that cannot
+// be established (125), a clash with what is in the bundle bad input (1).
+func bundleError(err error) error {
+	switch {
+	case errors.Is(err, hostpolicy.ErrUnreachable):
+		return runtime.WithKind(runtime.ErrPolicyCompileFailed, err)
+	case errors.Is(err, hostpolicy.ErrInput):
+		return runtime.WithKind(runtime.ErrInvalidInput, err)
 	}
-	return ""
-}
-
-// writeNew writes a file that must not exist yet (O_EXCL).
-func writeNew(path string, data []byte, perm fs.FileMode) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		os.Remove(path)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(path)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
+	return err
 }
 
 // policyRequested says whether `spec` should compile a policy: any of
@@ -300,26 +196,6 @@ func writeNew(path string, data []byte, perm fs.FileMode) error {
 // than a flag silently ignored).
 func policyRequested(c *ucli.Context) bool {
 	return c.IsSet("policy") || c.IsSet("profile") || c.IsSet("project") || c.IsSet("rootfs")
-}
-
-// makeEmptyDir creates dir, or accepts it if it exists and is empty: a
-// host-root bundle must not pick up whatever a previous rootfs held.
-func makeEmptyDir(dir string) (created bool, err error) {
-	err = os.Mkdir(dir, 0o755)
-	if err == nil {
-		return true, nil
-	}
-	if !errors.Is(err, fs.ErrExist) {
-		return false, fmt.Errorf("create %s: %w", dir, err)
-	}
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return false, fmt.Errorf("%s: %w", dir, err)
-	}
-	if len(entries) > 0 {
-		return false, runtime.Errorf(runtime.ErrInvalidInput, "%s exists and is not empty: a host-root bundle needs an empty rootfs (or pass --rootfs %s to use it as the root filesystem)", dir, dir)
-	}
-	return false, nil
 }
 
 // explainPolicy loads the policy (file, or the --profile alone) and
@@ -383,163 +259,4 @@ func printWarnings(w io.Writer, plan *spec.Plan) {
 	for _, warning := range plan.Warnings {
 		fmt.Fprintln(w, "warning:", warning)
 	}
-}
-
-// writeExplanation prints a plan for a person.
-func writeExplanation(w io.Writer, name string, pl *spec.Plan) error {
-	prof, _ := spec.LookupProfile(pl.Profile)
-	fmt.Fprintf(w, "%s: extends %s: %s\n", name, pl.Profile, prof.Summary)
-	root := "the host's system directories, read-only (host-root bundle)"
-	if pl.Rootfs != "" {
-		root = pl.Rootfs + ", read-only"
-	}
-	fmt.Fprintf(w, "level %s · root filesystem: %s\n", pl.Level, root)
-
-	groups := []struct {
-		title string
-		match func(spec.PathRule) bool
-	}{
-		{"Readable (read-only)", func(r spec.PathRule) bool { return r.Access == spec.AccessRead }},
-		{"Writable", func(r spec.PathRule) bool { return r.Access == spec.AccessWrite }},
-		{"Masked (unreadable, even by root in the sandbox)", func(r spec.PathRule) bool {
-			return r.Access == spec.AccessMasked && !strings.HasPrefix(r.Note, "does not exist") && r.Note != "not visible in the sandbox"
-		}},
-		{"Not mounted", func(r spec.PathRule) bool { return r.Access == spec.AccessNone }},
-	}
-	for _, g := range groups {
-		var rows []spec.PathRule
-		for _, r := range pl.Paths {
-			if g.match(r) {
-				rows = append(rows, r)
-			}
-		}
-		if len(rows) == 0 {
-			continue
-		}
-		fmt.Fprintf(w, "\n%s:\n", g.title)
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		for _, r := range rows {
-			path := r.Path
-			if r.Source != "" && r.Source != r.Path {
-				path += " ← " + r.Source
-			}
-			if r.Note != "" {
-				fmt.Fprintf(tw, "  %s\t%s\t(%s)\n", path, r.Origin, r.Note)
-			} else {
-				fmt.Fprintf(tw, "  %s\t%s\n", path, r.Origin)
-			}
-		}
-		if err := tw.Flush(); err != nil {
-			return err
-		}
-	}
-	var hidden, absent, creatable []string
-	for _, r := range pl.Paths {
-		switch {
-		case r.Access != spec.AccessMasked:
-		case r.Note == "not visible in the sandbox":
-			hidden = append(hidden, r.Path)
-		case strings.Contains(r.Note, "could create it"):
-			creatable = append(creatable, r.Path)
-		case strings.HasPrefix(r.Note, "does not exist"):
-			absent = append(absent, r.Path)
-		}
-	}
-	for _, g := range []struct {
-		title string
-		paths []string
-	}{
-		{"Denied, absent, and inside a writable directory (the sandbox could create it)", creatable},
-		{"Denied, and not visible in the sandbox at all", hidden},
-		{"Denied, and absent on this host", absent},
-	} {
-		if len(g.paths) > 0 {
-			fmt.Fprintf(w, "\n%s:\n%s", g.title, wrap(g.paths))
-		}
-	}
-	fmt.Fprintf(w, "\nEnvironment: %s\n", strings.Join(pl.Env, " "))
-	if len(pl.Dropped) > 0 {
-		fmt.Fprintf(w, "  dropped, they look like secrets: %s\n", strings.Join(pl.Dropped, " "))
-	}
-	switch pl.Network {
-	case "off":
-		fmt.Fprintln(w, "Network: off (own network namespace with only loopback)")
-	default:
-		fmt.Fprintf(w, "Network: %s %s; until vetto's relay exists: none (own network namespace with only loopback)\n", pl.Network, strings.Join(pl.NetworkAllow, " "))
-	}
-	fmt.Fprintf(w, "Limits: memory %s, pids %s, cpu %s\n", formatBytes(pl.Memory), formatCount(pl.Pids), formatCPU(pl.CPU))
-	caps := "none"
-	if len(pl.Capabilities) > 0 {
-		caps = strings.Join(pl.Capabilities, " ")
-	}
-	fmt.Fprintf(w, "Capabilities: %s; no_new_privs\n", caps)
-	if sc := pl.Spec.Linux.Seccomp; sc != nil {
-		allowed := map[string]bool{}
-		for _, s := range sc.Syscalls {
-			if s.Action == "SCMP_ACT_ALLOW" {
-				for _, n := range s.Names {
-					allowed[n] = true
-				}
-			}
-		}
-		fmt.Fprintf(w, "Seccomp: %d syscalls allowed (some only with safe arguments), everything else fails with EPERM\n", len(allowed))
-	}
-	if len(pl.AllowDegraded) > 0 {
-		fmt.Fprintf(w, "May run without: %s\n", strings.Join(pl.AllowDegraded, ", "))
-	}
-	return nil
-}
-
-// wrap lists words two spaces in, in lines of at most 80 columns.
-func wrap(words []string) string {
-	var b, line strings.Builder
-	for _, w := range words {
-		if line.Len() > 0 && line.Len()+1+len(w) > 78 {
-			b.WriteString("  " + line.String() + "\n")
-			line.Reset()
-		}
-		if line.Len() > 0 {
-			line.WriteByte(' ')
-		}
-		line.WriteString(w)
-	}
-	if line.Len() > 0 {
-		b.WriteString("  " + line.String() + "\n")
-	}
-	return b.String()
-}
-
-func formatBytes(n int64) string {
-	if n <= 0 {
-		return "unlimited"
-	}
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
-	i, exact := 0, n
-	for exact%1024 == 0 && i < len(units)-1 {
-		exact /= 1024
-		i++
-	}
-	if exact < 1024 || i == len(units)-1 {
-		return fmt.Sprintf("%d%s", exact, units[i])
-	}
-	// Not a whole number of any larger unit (2G = 2e9 bytes).
-	f := float64(n)
-	for i = 0; f >= 1024 && i < len(units)-1; i++ {
-		f /= 1024
-	}
-	return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.2f", f), "0"), ".") + units[i]
-}
-
-func formatCount(n int64) string {
-	if n <= 0 {
-		return "unlimited"
-	}
-	return fmt.Sprint(n)
-}
-
-func formatCPU(f float64) string {
-	if f <= 0 {
-		return "unlimited"
-	}
-	return fmt.Sprint(f)
 }
