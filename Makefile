@@ -46,7 +46,7 @@ test: unit integration ## unit and integration tests (integration needs root)
 
 unit: deps ## unit tests, with the race detector (everything but integration/)
 	$(GO) test -tags "$(TAGS)" -race -count=1 $$($(GO) list ./... | grep -v /integration)
-	$(GO) test -tags "$(filter-out urfave_cli_no_docs,$(TAGS))" -count=1 -run '^TestManPage$$' .
+	$(GO) test -tags "$(filter-out urfave_cli_no_docs,$(TAGS))" -count=1 -run '^TestManPage$$' ./cli
 
 # The package tests of the patched runc tree (third_party/README.md),
 # upstream's own, built against the module graph vetto builds with (go.mod's
@@ -111,7 +111,7 @@ bench: build ## time run beside crun, runc and runc 1.5.3 (hyperfine), parallel 
 	./scripts/bench.sh $(BIN)
 
 man: ## generate the man page into bin/man/vetto-runtime.8 (the generator is linked into a test, not the binary)
-	CGO_ENABLED=1 $(GO) test -tags "$(filter-out urfave_cli_no_docs,$(TAGS))" -run '^TestManPage$$' -count=1 . -args -man=$(CURDIR)/bin/man
+	CGO_ENABLED=1 $(GO) test -tags "$(filter-out urfave_cli_no_docs,$(TAGS))" -run '^TestManPage$$' -count=1 ./cli -args -man=$(CURDIR)/bin/man
 	@echo "man: bin/man/vetto-runtime.8 (man -l bin/man/vetto-runtime.8)"
 
 install: build ## install the binary to $(PREFIX)/bin

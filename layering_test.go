@@ -16,10 +16,12 @@ import (
 const module = "github.com/vetto-dev/vetto-runtime"
 
 // rules is docs/architecture.md: spec ← hooks ← runtime ← linux|darwin|windows ←
-// main, libcontainer only in linux/, no CLI library below main, and
-// integration/ imports nothing of ours. Each package lists the module
-// packages and third-party prefixes it may import; the standard library is
-// always allowed.
+// platform ← cli ← main, libcontainer only in linux/, the CLI library only
+// in cli/, nothing imports cli/ but main, and integration/ imports nothing
+// of ours. Each package lists the module packages and third-party prefixes
+// it may import; the standard library is always allowed. "" is main's
+// main.go; the root package's tests are the repository's own (schema,
+// docs, claims, layering) and may import anything.
 var rules = map[string]struct {
 	ours       []string
 	thirdParty []string
@@ -53,6 +55,14 @@ var rules = map[string]struct {
 	"darwin":      {[]string{"spec", "hooks", "runtime"}, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/"}},
 	"windows":     {[]string{"spec", "hooks", "runtime"}, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/"}},
 	"integration": {nil, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/"}},
+	// platform picks the backend by GOOS and runs the processes the
+	// runtime re-executes itself as (init, shims, relay, probe).
+	"platform": {[]string{"hooks", "runtime", "linux", "darwin", "windows"}, []string{"github.com/sirupsen/logrus"}},
+	// cli is the command line: urfave/cli only here; it drives the core
+	// and prints what it returns.
+	"cli": {[]string{"spec", "hooks", "runtime", "runtime/launch", "hostpolicy", "report", "platform"}, []string{"github.com/urfave/cli/v2", "github.com/opencontainers/runtime-spec/", "github.com/sirupsen/logrus"}},
+	// main builds the command line and exits.
+	"": {[]string{"cli", "platform"}, nil},
 }
 
 // pure packages decide from their inputs alone: no syscalls, files,
@@ -146,8 +156,8 @@ func TestLayering(t *testing.T) {
 	fset, files := ourGoFiles(t)
 	seen := map[string]bool{}
 	for _, f := range files {
-		if f.pkg == "" {
-			continue // main may import anything
+		if f.pkg == "" && f.test {
+			continue // the repository's own tests may import anything
 		}
 		seen[f.pkg] = true
 		for _, e := range layeringErrors(fset, f) {
@@ -190,6 +200,18 @@ func checkImport(pkg, imp string, ours, thirdParty []string) string {
 		}
 	}
 	return "third-party import not allowed here"
+}
+
+// Only main imports the command line: a package below it that did would
+// put flag parsing and output formatting back into the layers it drives.
+func TestOnlyMainImportsCLI(t *testing.T) {
+	for pkg, rule := range rules {
+		for _, o := range rule.ours {
+			if o == "cli" && pkg != "" {
+				t.Errorf("the rule of %s lets it import cli: only main may", pkg)
+			}
+		}
+	}
 }
 
 // exits says, for the standard packages whose functions end the process,

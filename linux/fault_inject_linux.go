@@ -37,7 +37,7 @@ import (
 //	                                      pre-exec step restricts the process with
 //	                                      a weaker ruleset than the plan's (write
 //	                                      access to /), as a broken step would
-//	TESTONLY_VETTO_FAULT=no-monitor       start no monitor (main.go), so a test of
+//	TESTONLY_VETTO_FAULT=no-monitor       start no monitor (platform/), so a test of
 //	                                      verify is not raced by the monitor
 //	TESTONLY_VETTO_FAULT=apparmor-userns  a rootless runtime sees AppArmor's
 //	                                      restriction of user namespaces on, and

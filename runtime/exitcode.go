@@ -3,7 +3,7 @@ package runtime
 import "errors"
 
 // Exit codes (README.md, exit codes). run passes the container's own status through
-// instead; that happens in main, not here.
+// instead; that happens in the CLI (cli.Run), not here.
 const (
 	ExitOK      = 0
 	ExitFailure = 1

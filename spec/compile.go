@@ -36,8 +36,9 @@ type PathInfo struct {
 }
 
 // Inputs is everything Compile needs to know about the host and the
-// invocation. spec reads nothing itself: the caller gathers these (the CLI
-// in commands_policy.go), and tests pass fixed ones.
+// invocation. spec reads nothing itself: the caller gathers these
+// (hostpolicy.Inputs, for the CLI's cli/policy.go), and tests pass fixed
+// ones.
 type Inputs struct {
 	// Project, Home and Tmp are the values of $PROJECT, $HOME and $TMP:
 	// absolute, with symlinks resolved.
@@ -194,7 +195,26 @@ type PathRule struct {
 	Origin string `json:"origin"`
 	// Note explains anything unusual ("does not exist", …).
 	Note string `json:"note,omitempty"`
+	// Unseen says, of a masked path, why the sandbox has nothing there
+	// to mask: what `policy explain` groups denied paths by, so that it
+	// never reads the words of Note. Not in the JSON, whose note says it.
+	Unseen Unseen `json:"-"`
 }
+
+// Unseen is why a denied path has no mask in the sandbox.
+type Unseen int
+
+const (
+	// Seen: the path is in the sandbox, and masked there.
+	Seen Unseen = iota
+	// UnseenAbsent: it does not exist on this host.
+	UnseenAbsent
+	// UnseenCreatable: it does not exist, inside a directory the sandbox can
+	// write, so the sandbox could create it.
+	UnseenCreatable
+	// UnseenHidden: no mount of the sandbox shows it.
+	UnseenHidden
+)
 
 // Access values of a PathRule.
 const (
@@ -846,22 +866,23 @@ func (c *compiler) mask(d *pathRule) {
 		return
 	}
 	if d.info.Kind == PathMissing {
-		note := "does not exist"
+		note, unseen := "does not exist", UnseenAbsent
 		for _, m := range c.mounts {
 			if m.write && m.kind == bindMount && within(d.info.Real, m.source) {
 				note += "; it is inside the writable " + m.dest + ", so the sandbox could create it"
+				unseen = UnseenCreatable
 				if d.at != nil {
 					c.warn("%s: %s does not exist, so it is not masked, and the sandbox can write %s", d.origin, d.path, m.dest)
 				}
 				break
 			}
 		}
-		c.plan.Paths = append(c.plan.Paths, PathRule{Path: d.path, Access: AccessMasked, Origin: d.origin, Note: note})
+		c.plan.Paths = append(c.plan.Paths, PathRule{Path: d.path, Access: AccessMasked, Origin: d.origin, Note: note, Unseen: unseen})
 		return
 	}
 	views := c.views(d.info.Real)
 	if len(views) == 0 {
-		c.plan.Paths = append(c.plan.Paths, PathRule{Path: d.path, Access: AccessMasked, Origin: d.origin, Note: "not visible in the sandbox"})
+		c.plan.Paths = append(c.plan.Paths, PathRule{Path: d.path, Access: AccessMasked, Origin: d.origin, Note: "not visible in the sandbox", Unseen: UnseenHidden})
 		return
 	}
 	for _, v := range views {

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"fmt"
@@ -7,19 +7,19 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/urfave/cli/v2"
+	ucli "github.com/urfave/cli/v2"
 
 	"github.com/vetto-dev/vetto-runtime/report"
 	"github.com/vetto-dev/vetto-runtime/runtime"
 )
 
-func reportCommand() *cli.Command {
+func reportCommand() *ucli.Command {
 	formats := make([]string, 0, len(report.Formats))
 	for f := range report.Formats {
 		formats = append(formats, f)
 	}
 	sort.Strings(formats)
-	return &cli.Command{
+	return &ucli.Command{
 		Name:      "report",
 		Usage:     "tell each container's story from the audit log: launch, level, verdicts, refusal or receipt",
 		ArgsUsage: "[AUDIT.jsonl]",
@@ -41,11 +41,11 @@ outcome: verified, unverified, failed, refused or running.
                     did not pass, a refusal, an incomplete teardown
 
 It exits 1 when the log cannot be read or a line is not an audit event.`,
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "format", Value: "text", Usage: "one of " + strings.Join(formats, ", ")},
-			&cli.StringFlag{Name: "id", Usage: "only this container's story"},
+		Flags: []ucli.Flag{
+			&ucli.StringFlag{Name: "format", Value: "text", Usage: "one of " + strings.Join(formats, ", ")},
+			&ucli.StringFlag{Name: "id", Usage: "only this container's story"},
 		},
-		Action: func(c *cli.Context) error {
+		Action: func(c *ucli.Context) error {
 			if err := args(c, 0, 1); err != nil {
 				return err
 			}

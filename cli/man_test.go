@@ -1,6 +1,6 @@
 //go:build !urfave_cli_no_docs
 
-package main
+package cli
 
 import (
 	"flag"
@@ -17,8 +17,7 @@ var man = flag.String("man", "", "write vetto-runtime.8 into this directory")
 
 // The man page is the CLI's own help, every command in it.
 func TestManPage(t *testing.T) {
-	status := 0
-	app := newApp(&status)
+	app := NewApp("0.1.0-dev", "")
 	page, err := app.ToMan()
 	if err != nil {
 		t.Fatal(err)

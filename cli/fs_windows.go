@@ -1,4 +1,4 @@
-package main
+package cli
 
 // oNoFollow: Windows opens have no such flag; the runtime's files there
 // are its own.

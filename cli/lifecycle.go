@@ -1,26 +1,26 @@
-package main
+package cli
 
 import (
 	"fmt"
 
-	"github.com/urfave/cli/v2"
+	ucli "github.com/urfave/cli/v2"
 
 	"github.com/vetto-dev/vetto-runtime/runtime"
 )
 
 // createFlags are create's flags; run takes them too.
-func createFlags() []cli.Flag {
-	return []cli.Flag{
-		&cli.StringFlag{Name: "bundle", Aliases: []string{"b"}, Usage: "path to the root of the bundle directory, defaults to the current directory"},
-		&cli.StringFlag{Name: "console-socket", Usage: "path to an AF_UNIX socket which will receive a file descriptor referencing the master end of the console's pseudoterminal"},
-		&cli.StringFlag{Name: "pid-file", Usage: "specify the file to write the process id to"},
-		&cli.BoolFlag{Name: "no-pivot", Usage: "do not use pivot root to jail process inside rootfs. This should be used whenever the rootfs is on top of a ramdisk"},
-		&cli.BoolFlag{Name: "no-new-keyring", Usage: "do not create a new session keyring for the container. This will cause the container to inherit the calling processes session key"},
-		&cli.IntFlag{Name: "preserve-fds", Usage: "Pass N additional file descriptors to the container (stdio + $LISTEN_FDS + N in total)"},
-		&cli.StringFlag{Name: "security-level", Usage: "strict, standard or degraded (default standard; the bundle's dev.vetto.level annotation may raise it)"},
-		&cli.StringSliceFlag{Name: "allow-degraded", Usage: "at level standard, accept these missing features, named and recorded (landlock, network, limits, cgroup-kill)"},
-		&cli.BoolFlag{Name: "dry-run", Usage: "compile and check everything, print the plan marked NOT ENFORCED, create nothing"},
-		&cli.BoolFlag{Name: "no-verify", Usage: "skip post-launch verification, to measure what it costs; refused at strict, recorded as degraded otherwise"},
+func createFlags() []ucli.Flag {
+	return []ucli.Flag{
+		&ucli.StringFlag{Name: "bundle", Aliases: []string{"b"}, Usage: "path to the root of the bundle directory, defaults to the current directory"},
+		&ucli.StringFlag{Name: "console-socket", Usage: "path to an AF_UNIX socket which will receive a file descriptor referencing the master end of the console's pseudoterminal"},
+		&ucli.StringFlag{Name: "pid-file", Usage: "specify the file to write the process id to"},
+		&ucli.BoolFlag{Name: "no-pivot", Usage: "do not use pivot root to jail process inside rootfs. This should be used whenever the rootfs is on top of a ramdisk"},
+		&ucli.BoolFlag{Name: "no-new-keyring", Usage: "do not create a new session keyring for the container. This will cause the container to inherit the calling processes session key"},
+		&ucli.IntFlag{Name: "preserve-fds", Usage: "Pass N additional file descriptors to the container (stdio + $LISTEN_FDS + N in total)"},
+		&ucli.StringFlag{Name: "security-level", Usage: "strict, standard or degraded (default standard; the bundle's dev.vetto.level annotation may raise it)"},
+		&ucli.StringSliceFlag{Name: "allow-degraded", Usage: "at level standard, accept these missing features, named and recorded (landlock, network, limits, cgroup-kill)"},
+		&ucli.BoolFlag{Name: "dry-run", Usage: "compile and check everything, print the plan marked NOT ENFORCED, create nothing"},
+		&ucli.BoolFlag{Name: "no-verify", Usage: "skip post-launch verification, to measure what it costs; refused at strict, recorded as degraded otherwise"},
 	}
 }
 
@@ -28,14 +28,14 @@ func createFlags() []cli.Flag {
 // command, for clients that pass only global flags to a runtime (podman's
 // --runtime-flag, a containerd runtime's options); the command's own take
 // precedence, and the two lists of accepted degradations add up.
-func globalSecurityFlags() []cli.Flag {
-	return []cli.Flag{
-		&cli.StringFlag{Name: "security-level", Usage: "as create's and run's --security-level, for clients that pass only global flags (podman --runtime-flag)"},
-		&cli.StringSliceFlag{Name: "allow-degraded", Usage: "as create's and run's --allow-degraded, for clients that pass only global flags (podman --runtime-flag allow-degraded=cgroup-kill,limits)"},
+func globalSecurityFlags() []ucli.Flag {
+	return []ucli.Flag{
+		&ucli.StringFlag{Name: "security-level", Usage: "as create's and run's --security-level, for clients that pass only global flags (podman --runtime-flag)"},
+		&ucli.StringSliceFlag{Name: "allow-degraded", Usage: "as create's and run's --allow-degraded, for clients that pass only global flags (podman --runtime-flag allow-degraded=cgroup-kill,limits)"},
 	}
 }
 
-func securityOptions(c *cli.Context) (runtime.Security, error) {
+func securityOptions(c *ucli.Context) (runtime.Security, error) {
 	var sec runtime.Security
 	level := ""
 	var allow []string
@@ -69,7 +69,7 @@ func securityOptions(c *cli.Context) (runtime.Security, error) {
 	return sec, nil
 }
 
-func createOptions(c *cli.Context) (runtime.CreateOptions, error) {
+func createOptions(c *ucli.Context) (runtime.CreateOptions, error) {
 	sec, err := securityOptions(c)
 	return runtime.CreateOptions{
 		Security:      sec,
@@ -85,7 +85,7 @@ func createOptions(c *cli.Context) (runtime.CreateOptions, error) {
 }
 
 // dryRun prints the plan of a create or run; it creates nothing.
-func dryRun(c *cli.Context, r *runtime.Runtime, opts runtime.CreateOptions) error {
+func dryRun(c *ucli.Context, r *runtime.Runtime, opts runtime.CreateOptions) error {
 	line, err := r.DryRun(opts)
 	if err != nil {
 		return err
@@ -94,8 +94,8 @@ func dryRun(c *cli.Context, r *runtime.Runtime, opts runtime.CreateOptions) erro
 	return nil
 }
 
-func createCommand() *cli.Command {
-	return &cli.Command{
+func (h *host) createCommand() *ucli.Command {
+	return &ucli.Command{
 		Name:      "create",
 		Usage:     "create a container",
 		ArgsUsage: "<container-id>",
@@ -104,7 +104,7 @@ bundle is a directory with a specification file named "config.json" and a root
 filesystem. The container's init waits until "start" is called; before that,
 vetto-runtime checks the live init from the host and destroys it on failure.`,
 		Flags: createFlags(),
-		Action: withRuntime(1, 1, func(c *cli.Context, r *runtime.Runtime) error {
+		Action: h.withRuntime(1, 1, func(c *ucli.Context, r *runtime.Runtime) error {
 			opts, err := createOptions(c)
 			if err != nil {
 				return err
@@ -117,25 +117,25 @@ vetto-runtime checks the live init from the host and destroys it on failure.`,
 	}
 }
 
-func startCommand() *cli.Command {
-	return &cli.Command{
+func (h *host) startCommand() *ucli.Command {
+	return &ucli.Command{
 		Name:        "start",
 		Usage:       "executes the user defined process in a created container",
 		ArgsUsage:   "<container-id>",
 		Description: `The start command executes the user defined process in a created container, then runs its poststart hooks; a failing poststart hook stops the container.`,
-		Action: withRuntime(1, 1, func(c *cli.Context, r *runtime.Runtime) error {
+		Action: h.withRuntime(1, 1, func(c *ucli.Context, r *runtime.Runtime) error {
 			return r.Start(c.Args().First())
 		}),
 	}
 }
 
-func runCommand(status *int) *cli.Command {
+func (h *host) runCommand() *ucli.Command {
 	flags := append(createFlags(),
-		&cli.BoolFlag{Name: "detach", Aliases: []string{"d"}, Usage: "detach from the container's process"},
-		&cli.BoolFlag{Name: "keep", Usage: "do not delete the container after it exits"},
-		&cli.BoolFlag{Name: "no-subreaper", Usage: "disable the use of the subreaper used to reap reparented processes"},
+		&ucli.BoolFlag{Name: "detach", Aliases: []string{"d"}, Usage: "detach from the container's process"},
+		&ucli.BoolFlag{Name: "keep", Usage: "do not delete the container after it exits"},
+		&ucli.BoolFlag{Name: "no-subreaper", Usage: "disable the use of the subreaper used to reap reparented processes"},
 	)
-	return &cli.Command{
+	return &ucli.Command{
 		Name:      "run",
 		Usage:     "create and run a container",
 		ArgsUsage: "<container-id>",
@@ -144,7 +144,7 @@ signals and stdio until the container's process exits, deletes the container
 (unless --keep) and exits with the process's exit status (128+N for a death by
 signal N).`,
 		Flags: flags,
-		Action: withRuntime(1, 1, func(c *cli.Context, r *runtime.Runtime) error {
+		Action: h.withRuntime(1, 1, func(c *ucli.Context, r *runtime.Runtime) error {
 			opts, err := createOptions(c)
 			if err != nil {
 				return err
@@ -161,23 +161,22 @@ signal N).`,
 			if err != nil {
 				return err
 			}
-			*status = code
-			return nil
+			return exitWith(code)
 		}),
 	}
 }
 
-func killCommand() *cli.Command {
-	return &cli.Command{
+func (h *host) killCommand() *ucli.Command {
+	return &ucli.Command{
 		Name:      "kill",
 		Usage:     "kill sends the specified signal (default: SIGTERM) to the container's init process",
 		ArgsUsage: "<container-id> [signal]",
 		Description: `The kill command sends a signal, given by name (KILL, SIGKILL) or number, to
 the container's init process; with --all, to every process in the container.`,
-		Flags: []cli.Flag{
-			&cli.BoolFlag{Name: "all", Aliases: []string{"a"}, Usage: "send the specified signal to all processes inside the container"},
+		Flags: []ucli.Flag{
+			&ucli.BoolFlag{Name: "all", Aliases: []string{"a"}, Usage: "send the specified signal to all processes inside the container"},
 		},
-		Action: withRuntime(1, 2, func(c *cli.Context, r *runtime.Runtime) error {
+		Action: h.withRuntime(1, 2, func(c *ucli.Context, r *runtime.Runtime) error {
 			sig := c.Args().Get(1)
 			if sig == "" {
 				sig = "SIGTERM"
@@ -187,17 +186,17 @@ the container's init process; with --all, to every process in the container.`,
 	}
 }
 
-func deleteCommand() *cli.Command {
-	return &cli.Command{
+func (h *host) deleteCommand() *ucli.Command {
+	return &ucli.Command{
 		Name:      "delete",
 		Usage:     "delete any resources held by the container often used with detached container",
 		ArgsUsage: "<container-id>",
 		Description: `The delete command removes a stopped (or created) container and everything it
 holds, then runs its poststop hooks. With --force it kills a running one first.`,
-		Flags: []cli.Flag{
-			&cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "Forcibly deletes the container if it is still running (uses SIGKILL)"},
+		Flags: []ucli.Flag{
+			&ucli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "Forcibly deletes the container if it is still running (uses SIGKILL)"},
 		},
-		Action: withRuntime(1, 1, func(c *cli.Context, r *runtime.Runtime) error {
+		Action: h.withRuntime(1, 1, func(c *ucli.Context, r *runtime.Runtime) error {
 			return r.Delete(c.Args().First(), c.Bool("force"))
 		}),
 	}

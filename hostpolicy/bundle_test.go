@@ -1,4 +1,4 @@
-package main
+package hostpolicy
 
 import (
 	"os"
@@ -19,13 +19,5 @@ func TestMakeEmptyDir(t *testing.T) {
 	}
 	if _, err := makeEmptyDir(filepath.Join(dir, "new")); err == nil {
 		t.Fatal("a non-empty rootfs was accepted")
-	}
-}
-
-func TestFormatBytes(t *testing.T) {
-	for n, want := range map[int64]string{0: "unlimited", 512: "512B", 4 << 30: "4GiB", 1536 << 20: "1.5GiB", 2e9: "1.86GiB", 1 << 40: "1TiB"} {
-		if got := formatBytes(n); got != want {
-			t.Errorf("formatBytes(%d) = %q, want %q", n, got, want)
-		}
 	}
 }

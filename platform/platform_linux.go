@@ -1,4 +1,4 @@
-package main
+package platform
 
 import (
 	"os"
@@ -8,9 +8,9 @@ import (
 	"github.com/vetto-dev/vetto-runtime/runtime"
 )
 
-// initIfRequested turns this process into a container's init when
+// InitIfRequested turns this process into a container's init when
 // libcontainer re-executes us as "vetto-runtime init"; it does not return.
-func initIfRequested() {
+func InitIfRequested() {
 	if len(os.Args) > 1 && os.Args[1] == linux.InitArg {
 		linux.Init()
 	}
@@ -20,13 +20,13 @@ func initIfRequested() {
 // a container's init (whose pre-exec step runs inside linux.Init): the
 // egress relay ("vetto-runtime relay") and doctor's user-namespace probe.
 // It returns (with the exit status, true) only for those.
-func shimIfRequested() (int, bool) {
-	if len(os.Args) > 1 && os.Args[1] == linux.RelayArg {
-		return linux.RelayMain(os.Args), true
+func shimIfRequested(args []string) (int, bool) {
+	if len(args) > 1 && args[1] == linux.RelayArg {
+		return linux.RelayMain(args), true
 	}
-	if len(os.Args) == 3 && os.Args[1] == linux.UsernsProbeArg {
+	if len(args) == 3 && args[1] == linux.UsernsProbeArg {
 		// doctor's rootless probe, in the namespaces it made.
-		if os.Args[2] == "lo" {
+		if args[2] == "lo" {
 			return linux.UsernsProbeMain(), true
 		}
 		return 0, true
@@ -34,19 +34,22 @@ func shimIfRequested() (int, bool) {
 	return 0, false
 }
 
-func newBackend() runtime.Backend {
-	return &linux.Backend{Version: version, Commit: gitCommit}
+// NewBackend is libcontainer's; version and commit go into the state it
+// writes and its features document.
+func NewBackend(version, commit string) runtime.Backend {
+	return &linux.Backend{Version: version, Commit: commit}
 }
 
-func hostFacts() hooks.Facts { return hooks.ProcFacts{} }
+// HostFacts are procfs's and cgroupfs's.
+func HostFacts() hooks.Facts { return hooks.ProcFacts{} }
 
-// monitorSupported: this platform's runtime starts a per-container
+// MonitorSupported: this platform's runtime starts a per-container
 // monitor (it needs the host facts of Linux's procfs).
-const monitorSupported = true
+const MonitorSupported = true
 
-// monitorFaultOff: the fault-injection build (tests only) starts no
+// MonitorFaultOff: the fault-injection build (tests only) starts no
 // monitor when TESTONLY_VETTO_FAULT=no-monitor, so a test of verify is
 // not raced by the monitor catching the same drift first.
-func monitorFaultOff() bool {
+func MonitorFaultOff() bool {
 	return linux.FaultInjection && os.Getenv("TESTONLY_VETTO_FAULT") == "no-monitor"
 }

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"fmt"
@@ -11,13 +11,13 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/urfave/cli/v2"
+	ucli "github.com/urfave/cli/v2"
 
 	"github.com/vetto-dev/vetto-runtime/runtime"
 )
 
-func monitorCommand() *cli.Command {
-	return &cli.Command{
+func (h *host) monitorCommand() *ucli.Command {
+	return &ucli.Command{
 		Name:      "monitor",
 		Usage:     "watch a running container and kill it when it stops holding (started by start)",
 		ArgsUsage: "<container-id>",
@@ -32,7 +32,7 @@ container at standard and strict, as verify does, and is recorded at
 degraded. delete stops it, and the teardown receipt says how many rounds it
 ran and whether it killed. Running it by hand is harmless: it does what the
 started one does.`,
-		Action: withRuntime(1, 1, func(c *cli.Context, r *runtime.Runtime) error {
+		Action: h.withRuntime(1, 1, func(c *ucli.Context, r *runtime.Runtime) error {
 			// A small, steady footprint: the monitor lives as long as
 			// the container and does little.
 			debug.SetMemoryLimit(4 << 20)
@@ -56,7 +56,7 @@ started one does.`,
 // started: in a session of its own, with this process's global flags, its
 // stdio /dev/null (what it has to say goes to --log and the audit log),
 // not waited for. It returns the monitor's pid and start time.
-func spawnMonitor(c *cli.Context, self, root string) func(id string) (int, uint64, error) {
+func spawnMonitor(c *ucli.Context, self, root string) func(id string) (int, uint64, error) {
 	return func(id string) (int, uint64, error) {
 		// Absolute: the monitor runs in /.
 		args := []string{"--root", root}

@@ -1,9 +1,9 @@
-package main
+package cli
 
 import (
 	"fmt"
 
-	"github.com/urfave/cli/v2"
+	ucli "github.com/urfave/cli/v2"
 
 	"github.com/vetto-dev/vetto-runtime/runtime"
 )
@@ -32,8 +32,8 @@ const zshCompletion = `# vetto-runtime completion for zsh: source it from ~/.zsh
 autoload -U +X bashcompinit && bashcompinit
 ` + bashCompletion
 
-func completionCommand() *cli.Command {
-	return &cli.Command{
+func completionCommand() *ucli.Command {
+	return &ucli.Command{
 		Name:      "completion",
 		Usage:     "print a shell completion script (bash, zsh or fish)",
 		ArgsUsage: "bash|zsh|fish",
@@ -42,7 +42,7 @@ flags in the shell named: source it, e.g. in ~/.bashrc
   source <(vetto-runtime completion bash)
 The bash and zsh scripts ask the installed binary for the candidates
 (--generate-bash-completion), so they follow its version.`,
-		Action: func(c *cli.Context) error {
+		Action: func(c *ucli.Context) error {
 			if err := args(c, 1, 1); err != nil {
 				return err
 			}

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"encoding/json"
@@ -11,19 +11,19 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/urfave/cli/v2"
+	ucli "github.com/urfave/cli/v2"
 
 	"github.com/vetto-dev/vetto-runtime/runtime"
 )
 
-func stateCommand() *cli.Command {
-	return &cli.Command{
+func (h *host) stateCommand() *ucli.Command {
+	return &ucli.Command{
 		Name:      "state",
 		Usage:     "output the state of a container",
 		ArgsUsage: "<container-id>",
 		Description: `The state command outputs the OCI state of a container as JSON, with runc's
 extra fields (rootfs, created, owner) and vetto's own under "vetto".`,
-		Action: withRuntime(1, 1, func(c *cli.Context, r *runtime.Runtime) error {
+		Action: h.withRuntime(1, 1, func(c *ucli.Context, r *runtime.Runtime) error {
 			st, err := r.State(c.Args().First())
 			if err != nil {
 				return err
@@ -33,15 +33,15 @@ extra fields (rootfs, created, owner) and vetto's own under "vetto".`,
 	}
 }
 
-func listCommand() *cli.Command {
-	return &cli.Command{
+func (h *host) listCommand() *ucli.Command {
+	return &ucli.Command{
 		Name:  "list",
 		Usage: "lists containers started by vetto-runtime with the given root",
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "table", Usage: `select one of: table or json`},
-			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "display only container IDs"},
+		Flags: []ucli.Flag{
+			&ucli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "table", Usage: `select one of: table or json`},
+			&ucli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "display only container IDs"},
 		},
-		Action: func(c *cli.Context) error {
+		Action: func(c *ucli.Context) error {
 			if err := args(c, 0, 0); err != nil {
 				return err
 			}
@@ -49,7 +49,7 @@ func listCommand() *cli.Command {
 			if format != "table" && format != "json" {
 				return runtime.Errorf(runtime.ErrInvalidInput, "invalid format option %q: want table or json", format)
 			}
-			r, err := newRuntime(c)
+			r, err := h.newRuntime(c)
 			if err != nil {
 				return err
 			}
@@ -76,8 +76,8 @@ func listCommand() *cli.Command {
 	}
 }
 
-func specCommand() *cli.Command {
-	return &cli.Command{
+func (h *host) specCommand() *ucli.Command {
+	return &ucli.Command{
 		Name:  "spec",
 		Usage: "create a new specification file",
 		Description: `The spec command writes a starter config.json (runc's default: sh in a rootfs
@@ -89,12 +89,12 @@ command after -- (default: an interactive sh) runs in $PROJECT (--project,
 default the current directory) on the host's own system directories,
 read-only, or on --rootfs DIR. See 'vetto-runtime policy explain'.`,
 		ArgsUsage: "[-- ARGS…]",
-		Flags: append([]cli.Flag{
-			&cli.StringFlag{Name: "bundle", Aliases: []string{"b"}, Usage: "path to the root of the bundle directory"},
-			&cli.BoolFlag{Name: "rootless", Usage: "generate a configuration for a rootless container"},
-			&cli.StringFlag{Name: "policy", Usage: "compile this policy file (TOML) into a sandbox for -- ARGS… (see 'policy explain')"},
+		Flags: append([]ucli.Flag{
+			&ucli.StringFlag{Name: "bundle", Aliases: []string{"b"}, Usage: "path to the root of the bundle directory"},
+			&ucli.BoolFlag{Name: "rootless", Usage: "generate a configuration for a rootless container"},
+			&ucli.StringFlag{Name: "policy", Usage: "compile this policy file (TOML) into a sandbox for -- ARGS… (see 'policy explain')"},
 		}, policyFlags()...),
-		Action: func(c *cli.Context) error {
+		Action: func(c *ucli.Context) error {
 			if policyRequested(c) {
 				return specFromPolicy(c)
 			}
@@ -103,7 +103,7 @@ read-only, or on --rootfs DIR. See 'vetto-runtime policy explain'.`,
 				// which only a policy gives.
 				return runtime.Errorf(runtime.ErrInvalidInput, "spec: %q after -- is the command of a policy sandbox: add --profile NAME (default, strict, audit, permissive) or --policy FILE; without them spec writes runc's starter config.json and takes no arguments", strings.Join(c.Args().Slice(), " "))
 			}
-			s, err := newBackend().ExampleSpec(c.Bool("rootless"))
+			s, err := h.backend().ExampleSpec(c.Bool("rootless"))
 			if err != nil {
 				return err
 			}
@@ -129,16 +129,16 @@ read-only, or on --rootfs DIR. See 'vetto-runtime policy explain'.`,
 	}
 }
 
-func featuresCommand() *cli.Command {
-	return &cli.Command{
+func (h *host) featuresCommand() *ucli.Command {
+	return &ucli.Command{
 		Name:        "features",
 		Usage:       "show the enabled features",
 		Description: "Show the OCI features document of this build on this host, as JSON.",
-		Action: func(c *cli.Context) error {
+		Action: func(c *ucli.Context) error {
 			if err := args(c, 0, 0); err != nil {
 				return err
 			}
-			f, err := newBackend().Features()
+			f, err := h.backend().Features()
 			if err != nil {
 				return err
 			}
@@ -149,7 +149,7 @@ func featuresCommand() *cli.Command {
 	}
 }
 
-func printJSON(c *cli.Context, v any) error {
+func printJSON(c *ucli.Context, v any) error {
 	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err

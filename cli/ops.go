@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -12,20 +12,20 @@ import (
 	"unicode"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
-	"github.com/urfave/cli/v2"
+	ucli "github.com/urfave/cli/v2"
 
 	"github.com/vetto-dev/vetto-runtime/runtime"
 )
 
-func psCommand() *cli.Command {
-	return &cli.Command{
+func (h *host) psCommand() *ucli.Command {
+	return &ucli.Command{
 		Name:      "ps",
 		Usage:     "ps displays the processes running inside a container",
 		ArgsUsage: "<container-id> [ps options]",
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "table", Usage: "select one of: table or json"},
+		Flags: []ucli.Flag{
+			&ucli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "table", Usage: "select one of: table or json"},
 		},
-		Action: func(c *cli.Context) error {
+		Action: func(c *ucli.Context) error {
 			if err := args(c, 1, 1<<20); err != nil {
 				return err
 			}
@@ -33,7 +33,7 @@ func psCommand() *cli.Command {
 			if format != "table" && format != "json" {
 				return runtime.Errorf(runtime.ErrInvalidInput, "invalid format option %q: want table or json", format)
 			}
-			r, err := newRuntime(c)
+			r, err := h.newRuntime(c)
 			if err != nil {
 				return err
 			}
@@ -89,16 +89,16 @@ func psTable(w io.Writer, pids []int, psArgs []string) error {
 	return nil
 }
 
-func eventsCommand() *cli.Command {
-	return &cli.Command{
+func (h *host) eventsCommand() *ucli.Command {
+	return &ucli.Command{
 		Name:      "events",
 		Usage:     "display container events such as OOM notifications and cpu, memory, and IO usage statistics",
 		ArgsUsage: "<container-id>",
-		Flags: []cli.Flag{
-			&cli.DurationFlag{Name: "interval", Value: 5e9, Usage: "set the stats collection interval"},
-			&cli.BoolFlag{Name: "stats", Usage: "display the container's stats then exit"},
+		Flags: []ucli.Flag{
+			&ucli.DurationFlag{Name: "interval", Value: 5e9, Usage: "set the stats collection interval"},
+			&ucli.BoolFlag{Name: "stats", Usage: "display the container's stats then exit"},
 		},
-		Action: withRuntime(1, 1, func(c *cli.Context, r *runtime.Runtime) error {
+		Action: h.withRuntime(1, 1, func(c *ucli.Context, r *runtime.Runtime) error {
 			enc := json.NewEncoder(c.App.Writer)
 			return r.Events(c.Args().First(), c.Duration("interval"), c.Bool("stats"), func(ev runtime.Event) error {
 				return enc.Encode(ev)
@@ -107,26 +107,26 @@ func eventsCommand() *cli.Command {
 	}
 }
 
-func pauseCommand() *cli.Command {
-	return &cli.Command{
+func (h *host) pauseCommand() *ucli.Command {
+	return &ucli.Command{
 		Name: "pause", Usage: "pause suspends all processes inside the container", ArgsUsage: "<container-id>",
-		Action: withRuntime(1, 1, func(c *cli.Context, r *runtime.Runtime) error {
+		Action: h.withRuntime(1, 1, func(c *ucli.Context, r *runtime.Runtime) error {
 			return r.Pause(c.Args().First())
 		}),
 	}
 }
 
-func resumeCommand() *cli.Command {
-	return &cli.Command{
+func (h *host) resumeCommand() *ucli.Command {
+	return &ucli.Command{
 		Name: "resume", Usage: "resumes all processes that have been previously paused", ArgsUsage: "<container-id>",
-		Action: withRuntime(1, 1, func(c *cli.Context, r *runtime.Runtime) error {
+		Action: h.withRuntime(1, 1, func(c *ucli.Context, r *runtime.Runtime) error {
 			return r.Resume(c.Args().First())
 		}),
 	}
 }
 
-func updateCommand() *cli.Command {
-	return &cli.Command{
+func (h *host) updateCommand() *ucli.Command {
+	return &ucli.Command{
 		Name:      "update",
 		Usage:     "update container resource constraints",
 		ArgsUsage: "<container-id>",
@@ -134,24 +134,24 @@ func updateCommand() *cli.Command {
 reads a JSON LinuxResources object from a file, or from stdin with "-"; the
 individual flags override it. Memory values take k, m, g suffixes; -1 means
 unlimited.`,
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "resources", Aliases: []string{"r"}, Usage: `path to a file containing the resources to update or "-" to read from the standard input`},
-			&cli.StringFlag{Name: "blkio-weight", Usage: "specifies per cgroup weight, range is from 10 to 1000"},
-			&cli.StringFlag{Name: "cpu-period", Usage: "CPU CFS period to be used for hardcapping (in usecs). 0 to use system default"},
-			&cli.StringFlag{Name: "cpu-quota", Usage: "CPU CFS hardcap limit (in usecs). Allowed cpu time in a given period"},
-			&cli.StringFlag{Name: "cpu-burst", Usage: "CPU CFS hardcap burst limit (in usecs)"},
-			&cli.StringFlag{Name: "cpu-share", Usage: "CPU shares (relative weight vs. other containers)"},
-			&cli.StringFlag{Name: "cpu-rt-period", Usage: "CPU realtime period to be used for hardcapping (in usecs)"},
-			&cli.StringFlag{Name: "cpu-rt-runtime", Usage: "CPU realtime hardcap limit (in usecs)"},
-			&cli.StringFlag{Name: "cpuset-cpus", Usage: "CPU(s) to use"},
-			&cli.StringFlag{Name: "cpuset-mems", Usage: "Memory node(s) to use"},
-			&cli.StringFlag{Name: "memory", Usage: "Memory limit (in bytes)"},
-			&cli.StringFlag{Name: "memory-reservation", Usage: "Memory reservation or soft_limit (in bytes)"},
-			&cli.StringFlag{Name: "memory-swap", Usage: "Total memory usage (memory + swap); set '-1' to enable unlimited swap"},
-			&cli.IntFlag{Name: "pids-limit", Usage: "Maximum number of pids allowed in the container"},
-			&cli.StringSliceFlag{Name: "allow-degraded", Usage: "accept removing a limit (-1) at level standard: limits"},
+		Flags: []ucli.Flag{
+			&ucli.StringFlag{Name: "resources", Aliases: []string{"r"}, Usage: `path to a file containing the resources to update or "-" to read from the standard input`},
+			&ucli.StringFlag{Name: "blkio-weight", Usage: "specifies per cgroup weight, range is from 10 to 1000"},
+			&ucli.StringFlag{Name: "cpu-period", Usage: "CPU CFS period to be used for hardcapping (in usecs). 0 to use system default"},
+			&ucli.StringFlag{Name: "cpu-quota", Usage: "CPU CFS hardcap limit (in usecs). Allowed cpu time in a given period"},
+			&ucli.StringFlag{Name: "cpu-burst", Usage: "CPU CFS hardcap burst limit (in usecs)"},
+			&ucli.StringFlag{Name: "cpu-share", Usage: "CPU shares (relative weight vs. other containers)"},
+			&ucli.StringFlag{Name: "cpu-rt-period", Usage: "CPU realtime period to be used for hardcapping (in usecs)"},
+			&ucli.StringFlag{Name: "cpu-rt-runtime", Usage: "CPU realtime hardcap limit (in usecs)"},
+			&ucli.StringFlag{Name: "cpuset-cpus", Usage: "CPU(s) to use"},
+			&ucli.StringFlag{Name: "cpuset-mems", Usage: "Memory node(s) to use"},
+			&ucli.StringFlag{Name: "memory", Usage: "Memory limit (in bytes)"},
+			&ucli.StringFlag{Name: "memory-reservation", Usage: "Memory reservation or soft_limit (in bytes)"},
+			&ucli.StringFlag{Name: "memory-swap", Usage: "Total memory usage (memory + swap); set '-1' to enable unlimited swap"},
+			&ucli.IntFlag{Name: "pids-limit", Usage: "Maximum number of pids allowed in the container"},
+			&ucli.StringSliceFlag{Name: "allow-degraded", Usage: "accept removing a limit (-1) at level standard: limits"},
 		},
-		Action: func(c *cli.Context) error {
+		Action: func(c *ucli.Context) error {
 			if err := args(c, 1, 1); err != nil {
 				return err
 			}
@@ -159,7 +159,7 @@ unlimited.`,
 			if err != nil {
 				return err
 			}
-			r, err := newRuntime(c)
+			r, err := h.newRuntime(c)
 			if err != nil {
 				return err
 			}
@@ -173,7 +173,7 @@ unlimited.`,
 }
 
 // updateResources reads --resources and applies the individual flags.
-func updateResources(c *cli.Context) (*specs.LinuxResources, error) {
+func updateResources(c *ucli.Context) (*specs.LinuxResources, error) {
 	res := &specs.LinuxResources{}
 	if path := c.String("resources"); path != "" {
 		var data []byte
@@ -273,15 +273,15 @@ func parseBytes(s string) (int64, error) {
 
 // refusedCommand is a runc command vetto-runtime does not implement; it
 // says so instead of pretending.
-func refusedCommand(name, usage, why string) *cli.Command {
-	return &cli.Command{
+func refusedCommand(name, usage, why string) *ucli.Command {
+	return &ucli.Command{
 		Name: name, Usage: usage + " (not supported by vetto-runtime)", SkipFlagParsing: true,
 		Description: "Not supported: " + why + ". The command exists so that a client that calls it gets this reason, not an unknown command.",
-		Action: func(c *cli.Context) error {
+		Action: func(c *ucli.Context) error {
 			// --help is help, whatever else the command refuses.
 			for _, a := range c.Args().Slice() {
 				if a == "-h" || a == "--help" || a == "-help" {
-					return cli.ShowCommandHelp(c.Lineage()[1], name)
+					return ucli.ShowCommandHelp(c.Lineage()[1], name)
 				}
 			}
 			return runtime.Errorf(runtime.ErrInvalidInput, "%s is not supported by vetto-runtime: %s", name, why)

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"encoding/json"
@@ -7,33 +7,12 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/urfave/cli/v2"
+	ucli "github.com/urfave/cli/v2"
 
 	"github.com/vetto-dev/vetto-runtime/hooks"
 	"github.com/vetto-dev/vetto-runtime/runtime"
 	"github.com/vetto-dev/vetto-runtime/spec"
 )
-
-// probeIfRequested runs the canary probe when a backend without an exec
-// shim (darwin, windows) started the runtime inside a container's sandbox
-// as "<self> probe" (hooks.ProbeArg), and returns the exit code, with ok
-// set; main exits with it. The plan arrives on stdin, never in argv, which
-// the workload beside it can read. It runs before the CLI: inside the
-// sandbox there are no flags, state root or logging to set up.
-func probeIfRequested(args []string) (code int, ok bool) {
-	if len(args) < 2 || args[1] != hooks.ProbeArg {
-		return 0, false
-	}
-	if len(args) != 2 {
-		fmt.Fprintln(os.Stderr, "vetto-runtime probe: takes no arguments; the plan is read from stdin")
-		return runtime.ExitFailure, true
-	}
-	if err := hooks.Probe(os.Stdin, os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "vetto-runtime probe:", err)
-		return runtime.ExitFailure, true
-	}
-	return runtime.ExitOK, true
-}
 
 // verifyReport is `verify --format json`.
 type verifyReport struct {
@@ -46,8 +25,8 @@ type verifyReport struct {
 	Results      []hooks.Result `json:"results"`
 }
 
-func verifyCommand() *cli.Command {
-	return &cli.Command{
+func (h *host) verifyCommand() *ucli.Command {
+	return &ucli.Command{
 		Name:      "verify",
 		Usage:     "verify a running container from the host: identity, namespaces, cgroups, canaries, containment, masks, limits",
 		ArgsUsage: "<container-id>",
@@ -59,10 +38,10 @@ the container is in its pid namespace and cgroup, P6 masked paths are still
 masked, P7 memory and pids limits read back from the cgroup. A FAIL kills the
 container at levels standard and strict and exits 125; PARTIAL or UNAVAILABLE
 checks leave it running and not verified (exit 0, summary INCONCLUSIVE).`,
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "table", Usage: `select one of: table or json`},
+		Flags: []ucli.Flag{
+			&ucli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "table", Usage: `select one of: table or json`},
 		},
-		Action: withRuntime(1, 1, func(c *cli.Context, r *runtime.Runtime) error {
+		Action: h.withRuntime(1, 1, func(c *ucli.Context, r *runtime.Runtime) error {
 			format := c.String("format")
 			if format != "table" && format != "json" {
 				return runtime.Errorf(runtime.ErrInvalidInput, "invalid format option %q: want table or json", format)
@@ -111,8 +90,8 @@ checks leave it running and not verified (exit 0, summary INCONCLUSIVE).`,
 	}
 }
 
-func hookCommand() *cli.Command {
-	return &cli.Command{
+func (h *host) hookCommand() *ucli.Command {
+	return &ucli.Command{
 		Name:      "hook",
 		Usage:     "run vetto's own OCI hook: verify a running container (poststart) or its teardown (poststop)",
 		ArgsUsage: "poststart|poststop",
@@ -123,11 +102,11 @@ JSON on stdout and exits 125 on a FAIL (runtime-spec 1.3: a failing
 poststart hook stops the container). Without the runtime's baseline and
 probe it can judge only what the host sees: namespaces and masks after
 start, an empty cgroup after delete.`,
-		Action: func(c *cli.Context) error {
+		Action: func(c *ucli.Context) error {
 			if err := args(c, 1, 1); err != nil {
 				return err
 			}
-			f, ok := hostFacts().(hooks.PostFacts)
+			f, ok := h.facts().(hooks.PostFacts)
 			if !ok {
 				return runtime.Errorf(runtime.ErrBackendUnavailable, "hook: no host facts on this platform")
 			}

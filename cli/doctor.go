@@ -1,17 +1,17 @@
-package main
+package cli
 
 import (
 	"encoding/json"
 	"fmt"
 	"text/tabwriter"
 
-	"github.com/urfave/cli/v2"
+	ucli "github.com/urfave/cli/v2"
 
 	"github.com/vetto-dev/vetto-runtime/runtime"
 )
 
-func doctorCommand() *cli.Command {
-	return &cli.Command{
+func (h *host) doctorCommand() *ucli.Command {
+	return &ucli.Command{
 		Name:  "doctor",
 		Usage: "probe this host's sandboxing features and say which security levels it can honour",
 		Description: `doctor probes the host afresh (Landlock ABI, seccomp filter and notify, each
@@ -21,10 +21,10 @@ user it also makes, step by step, the user and network namespaces a
 container needs, and reports the id mappers, subordinate id ranges and
 whether a cgroup is delegated to this user. It is a diagnosis, not proof:
 every launch verifies its own live container from host facts.`,
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "text", Usage: "text or json"},
+		Flags: []ucli.Flag{
+			&ucli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "text", Usage: "text or json"},
 		},
-		Action: func(c *cli.Context) error {
+		Action: func(c *ucli.Context) error {
 			if err := args(c, 0, 0); err != nil {
 				return err
 			}
@@ -32,9 +32,9 @@ every launch verifies its own live container from host facts.`,
 			if format != "text" && format != "json" {
 				return runtime.Errorf(runtime.ErrInvalidInput, "invalid --format %q: want text or json", format)
 			}
-			d, ok := newBackend().(runtime.Doctor)
+			d, ok := h.backend().(runtime.Doctor)
 			if !ok {
-				return runtime.Errorf(runtime.ErrBackendUnavailable, "the %s backend cannot probe this host", newBackend().Name())
+				return runtime.Errorf(runtime.ErrBackendUnavailable, "the %s backend cannot probe this host", h.backend().Name())
 			}
 			diag := d.Doctor()
 			if format == "json" {
