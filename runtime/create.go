@@ -153,9 +153,10 @@ func (r *Runtime) create(opts CreateOptions) (_ *created, retErr error) {
 		NoCgroup:    d.NoCgroup,
 	}
 	cr.rec.OwnPidNamespace = launch.HasNewNamespace(effective, specs.PIDNamespace)
-	if err := r.Store.writeRecordLocked(cr.rec); err != nil {
-		return nil, fmt.Errorf("create %q: %w", opts.ID, err)
-	}
+	// The record is first written at Compiled, with the frozen spec beside
+	// it, before the backend makes anything: a directory with no record is
+	// a create that made nothing yet (readRecord), which is what it is
+	// until then.
 	for _, w := range d.Warnings {
 		if err := r.Store.auditLocked(AuditEvent{ID: opts.ID, Spec: plan.Hash(), Level: d.Level.String(), Event: "warning", Reason: w}, false); err != nil {
 			return nil, err
@@ -358,6 +359,7 @@ func (r *Runtime) abandonLocked(cr *created) error {
 	}
 	if cr.rec != nil {
 		if err := r.Store.removeLocked(cr.rec.ID); err != nil {
+			_ = r.Store.writeRecordLocked(cr.rec)
 			r.Warnf("%v", err)
 		}
 	} else if cr.lock != nil && cr.lock.f != nil {

@@ -152,8 +152,10 @@ func (r *Runtime) teardownLocked(rec *Record, c Container) error {
 }
 
 // recordReceiptLocked writes the receipt to the audit log (synced: it is
-// the evidence) and to the record, and says TeardownIncomplete unless it
-// is clean.
+// the evidence) and says TeardownIncomplete unless it is clean. An
+// incomplete teardown's record is written with it, for delete --force; a
+// clean one's is not: every caller removes the state next, and writes the
+// record (receipt and all) only if that fails.
 func (r *Runtime) recordReceiptLocked(rec *Record, receipt *hooks.Receipt) error {
 	rec.Receipt = receipt
 	auditErr := r.Store.auditLocked(AuditEvent{ID: rec.ID, Spec: rec.SpecHash, Level: rec.Level.String(), Event: "receipt", Reason: receipt.String(), Receipt: receipt}, true)
@@ -161,9 +163,6 @@ func (r *Runtime) recordReceiptLocked(rec *Record, receipt *hooks.Receipt) error
 		rec.Reason = "teardown incomplete: " + receipt.String()
 		_ = r.Store.writeRecordLocked(rec)
 		return Errorf(ErrTeardownIncomplete, "teardown of %q incomplete, state kept for delete --force: %s", rec.ID, receipt.String())
-	}
-	if err := r.Store.writeRecordLocked(rec); err != nil {
-		return err
 	}
 	return auditErr
 }
@@ -182,6 +181,7 @@ func (r *Runtime) deleteAfterRebootLocked(rec *Record) error {
 		return err
 	}
 	if err := r.Store.removeLocked(rec.ID); err != nil {
+		_ = r.Store.writeRecordLocked(rec)
 		return fmt.Errorf("delete %q: %w", rec.ID, err)
 	}
 	return nil

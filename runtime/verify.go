@@ -91,7 +91,10 @@ func (r *Runtime) startWithCanaries(rec *Record, c Container, sp *specs.Spec) ([
 		_ = r.Store.moveLocked(rec, StateSpawnFailed, err.Error())
 		return nil, 0, stopAfterFailure(c, fmt.Errorf("start %q: %w", rec.ID, spawnFailed(err)))
 	}
-	if err := r.Store.moveLocked(rec, StateRunning, ""); err != nil {
+	// Running is not written: verification, next, writes the state it
+	// ends in (VerifiedRuntime, Running unverified, or a failure) a few
+	// milliseconds later; the audit log has the move.
+	if err := r.Store.passLocked(rec, StateRunning, ""); err != nil {
 		_ = c.Proceed(false)
 		return nil, 0, stopAfterFailure(c, err)
 	}
@@ -132,7 +135,7 @@ func (r *Runtime) verifyPostLaunchLocked(rec *Record, c Container, sp *specs.Spe
 		// process still in the Landlock shim is no verification's matter:
 		// it did not get its domain, and that is judged anyway.
 		if len(hooks.Only(canaries, hooks.Fail)) == 0 {
-			return nil
+			return r.Store.writeRecordLocked(rec) // Running, unverified
 		}
 		return r.judgeLocked(rec, c, phasePoststart, canaries, canaryTook)
 	}
