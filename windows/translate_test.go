@@ -15,6 +15,7 @@ import (
 
 	"github.com/vetto-dev/vetto-runtime/hooks"
 	"github.com/vetto-dev/vetto-runtime/runtime"
+	"github.com/vetto-dev/vetto-runtime/runtime/launch"
 	"github.com/vetto-dev/vetto-runtime/spec"
 )
 
@@ -80,27 +81,15 @@ func TestTranslateGolden(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := loadSpec(t, tt.name+".json")
 			p := Translate(testInput(s))
-			level, allow, err := LevelOf(s.Annotations)
-			if err != nil {
-				t.Fatal(err)
-			}
 			g := golden{Plan: p, Canaries: p.CanaryPlan()}
-			dec, err := p.Decide(level, allow)
-			if (err != nil) != tt.refused {
-				t.Fatalf("Decide at %s: err = %v, want refused=%v", level, err, tt.refused)
+			dec := decide(p, s, bundleLevel(t, s))
+			if !dec.OK() != tt.refused {
+				t.Fatalf("decision at %s: %v, want refused=%v", dec.Level, dec.Violations, tt.refused)
 			}
-			if err != nil {
-				if !errors.Is(err, runtime.ErrDegradedRefused) || runtime.ExitCode(err) != runtime.ExitSandbox {
-					t.Fatalf("Decide error %v is not ErrDegradedRefused (exit 125)", err)
-				}
-				g.Decision = "refused: " + err.Error()
-			} else {
-				var acc []string
-				for _, d := range dec.Accepted {
-					acc = append(acc, d.String())
-				}
-				g.Decision = "accepted at " + dec.Level.String() + ": " + strings.Join(acc, "; ")
+			if !dec.OK() && dec.Violations.Worst() != launch.KindLevel {
+				t.Fatalf("refused with %v, not a level refusal (exit 125)", dec.Violations)
 			}
+			g.Decision = decisionText(dec)
 			data, err := json.MarshalIndent(g, "", "  ")
 			if err != nil {
 				t.Fatal(err)
@@ -200,8 +189,8 @@ func TestBaseAccepted(t *testing.T) {
 	if len(p.Refusals)+len(p.Degradations) > 0 {
 		t.Fatalf("base: refusals %v degradations %v", p.Refusals, p.Degradations)
 	}
-	if _, err := p.Decide(runtime.LevelStandard, nil); err != nil {
-		t.Fatal(err)
+	if dec := decide(p, base(), runtime.LevelStandard); !dec.OK() {
+		t.Fatal(dec.Violations)
 	}
 }
 
@@ -345,17 +334,34 @@ func TestDecidePids(t *testing.T) {
 	s := base()
 	s.Linux = &specs.Linux{Namespaces: nil, Resources: &specs.LinuxResources{Pids: &specs.LinuxPids{Limit: ptr(int64(64))}}}
 	p := Translate(testInput(s))
-	if _, err := p.Decide(runtime.LevelStandard, nil); !errors.Is(err, runtime.ErrDegradedRefused) || !strings.Contains(err.Error(), "windows.pids-threads") {
-		t.Fatalf("standard without opt-in: %v", err)
+	tests := []struct {
+		name   string
+		level  runtime.Level
+		allow  []launch.Feature
+		refuse launch.RuleID
+	}{
+		{"standard without opt-in", runtime.LevelStandard, nil, launch.RuleDegradeStandard},
+		{"standard, accepted", runtime.LevelStandard, []launch.Feature{launch.FeatureLimits}, ""},
+		{"degraded", runtime.LevelDegraded, nil, ""},
+		{"strict, accepted", runtime.LevelStrict, []launch.Feature{launch.FeatureLimits}, launch.RuleStrictNoDegradation},
 	}
-	if _, err := p.Decide(runtime.LevelStandard, map[string]bool{FeatureLimits: true}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.Decide(runtime.LevelDegraded, nil); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.Decide(runtime.LevelStrict, map[string]bool{FeatureLimits: true}); !errors.Is(err, runtime.ErrDegradedRefused) {
-		t.Fatalf("strict: %v", err)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dec := decide(p, s, tt.level, tt.allow...)
+			if tt.refuse == "" {
+				if !dec.OK() {
+					t.Fatal(dec.Violations)
+				}
+				if len(dec.Degraded) != 1 || !strings.Contains(dec.Degraded[0].Reason, "windows.pids-threads") {
+					t.Fatalf("degraded %v, want windows.pids-threads named", dec.Degraded)
+				}
+				return
+			}
+			text := dec.Violations.String()
+			if dec.OK() || !strings.Contains(text, string(tt.refuse)) || !strings.Contains(text, "windows.pids-threads") {
+				t.Fatalf("decision %q, want %s naming windows.pids-threads", text, tt.refuse)
+			}
+		})
 	}
 }
 

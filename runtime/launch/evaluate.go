@@ -206,7 +206,7 @@ func Evaluate(req Request, host Host, floor *Floor) *Decision {
 		withoutCgroup(s, d, host.Cgroups.Unusable, &v)
 	}
 	selfWritable(s, host, &v)
-	if bad := uncoveredMasks(s); len(bad) > 0 {
+	if bad := uncoveredMasks(s); len(bad) > 0 && (host.Platform == nil || !host.Platform.MasksLast) {
 		v.add(RuleMasksCovered, "masked paths the process would see: %s", strings.Join(bad, "; "))
 	}
 

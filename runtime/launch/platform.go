@@ -26,6 +26,12 @@ type Platform struct {
 	// starts. Without it the launch has no verification: the verify
 	// degradation, as on any platform without host facts.
 	Verifies bool
+	// MasksLast: the platform enforces every mask after every mount
+	// (Seatbelt's last matching rule wins and the masks come last; a deny
+	// entry on a Windows object outranks any grant), so no later mount can
+	// cover one: the masks.covered rule, which judges Linux's mount order,
+	// has nothing to judge.
+	MasksLast bool
 }
 
 // PlatformGap is one field or guarantee a platform cannot honour in full.
