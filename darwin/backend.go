@@ -13,7 +13,6 @@ import (
 	"github.com/opencontainers/runtime-spec/specs-go/features"
 
 	"github.com/vetto-dev/vetto-runtime/runtime"
-	"github.com/vetto-dev/vetto-runtime/runtime/launch"
 	"github.com/vetto-dev/vetto-runtime/spec"
 )
 
@@ -84,7 +83,7 @@ func (b *Backend) Create(req *runtime.CreateRequest) (runtime.Container, runtime
 // Platform is req's translation as the launch evaluator reads it
 // (runtime.PlatformBackend): what Create would refuse, and what it gives
 // only in part.
-func (b *Backend) Platform(req *runtime.CreateRequest) (*launch.Platform, error) {
+func (b *Backend) Platform(req *runtime.CreateRequest) (*runtime.PlatformFacts, error) {
 	plan, err := b.Plan(req)
 	if err != nil {
 		return nil, err

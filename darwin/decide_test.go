@@ -7,7 +7,6 @@ import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/vetto-dev/vetto-runtime/runtime"
-	"github.com/vetto-dev/vetto-runtime/runtime/launch"
 	"github.com/vetto-dev/vetto-runtime/spec"
 )
 
@@ -15,13 +14,12 @@ import (
 // launch evaluator with the plan's account as the platform's facts
 // (LaunchFacts), level as --security-level and allow as --allow-degraded.
 // The bundle's own dev.vetto.allow-degraded is the evaluator's to read.
-func decide(p *Plan, s *specs.Spec, level runtime.Level, allow ...launch.Feature) *launch.Decision {
-	fs := map[launch.Feature]bool{}
+func decide(p *Plan, s *specs.Spec, level runtime.Level, allow ...runtime.Feature) ([]string, error) {
+	fs := map[runtime.Feature]bool{}
 	for _, f := range allow {
 		fs[f] = true
 	}
-	return launch.Evaluate(launch.Request{Spec: s, Level: level, LevelSet: true, Allow: fs},
-		launch.Host{Facts: true, Platform: p.LaunchFacts()}, nil)
+	return runtime.DecidePlatform(s, runtime.Security{Level: level, LevelSet: true, AllowDegraded: fs}, p.LaunchFacts())
 }
 
 // bundleLevel is the level a bundle states for itself, taken as the
@@ -40,9 +38,9 @@ func bundleLevel(t *testing.T, s *specs.Spec) runtime.Level {
 }
 
 // decisionText is a decision as the goldens keep it.
-func decisionText(d *launch.Decision) string {
-	if !d.OK() {
-		return "refused: " + d.Violations.String()
+func decisionText(level runtime.Level, degraded []string, err error) string {
+	if err != nil {
+		return "refused: " + err.Error()
 	}
-	return "accepted at " + d.Level.String() + ": " + strings.Join(d.DegradedStrings(), "; ")
+	return "accepted at " + level.String() + ": " + strings.Join(degraded, "; ")
 }

@@ -4,7 +4,6 @@ import (
 	"strings"
 
 	"github.com/vetto-dev/vetto-runtime/runtime"
-	"github.com/vetto-dev/vetto-runtime/runtime/launch"
 )
 
 // Refusal is one field of the spec that Seatbelt cannot honour. Field is
@@ -47,29 +46,29 @@ const (
 	// FeatureCleanup: no pid namespace; teardown kills the process group
 	// and the descendants it can find, and a process that left both
 	// survives it.
-	FeatureCleanup = string(launch.FeatureCleanup)
+	FeatureCleanup = string(runtime.FeatureCleanup)
 	// FeatureLimits is runtime.FeatureLimits: memory and pids limits
 	// Seatbelt cannot set.
 	FeatureLimits = string(runtime.FeatureLimits)
 	// FeatureNoNewPrivs: darwin has no no_new_privs and Seatbelt does not
 	// strip set-id bits, so a set-id binary the process can execute runs
 	// with its owner's ids (still inside the same sandbox).
-	FeatureNoNewPrivs = string(launch.FeatureNoNewPrivs)
+	FeatureNoNewPrivs = string(runtime.FeatureNoNewPrivs)
 )
 
 // LaunchFacts is the plan's account for the launch evaluator
-// (launch.Host.Platform): every refusal and degradation, by its rule, and
+// (the evaluator's platform facts): every refusal and degradation, by its rule, and
 // the notes. The evaluator decides with the caller's level and opt-ins —
 // --security-level, --allow-degraded, the bundle's annotations, the floor
 // — as it decides everything on Linux; this backend no longer does. Its
 // containers report verdicts read from host facts (Verifies).
-func (p *Plan) LaunchFacts() *launch.Platform {
-	out := &launch.Platform{Name: "darwin", Verifies: true, MasksLast: true}
+func (p *Plan) LaunchFacts() *runtime.PlatformFacts {
+	out := &runtime.PlatformFacts{Name: "darwin", Verifies: true, MasksLast: true}
 	for _, r := range p.Refusals {
-		out.Refusals = append(out.Refusals, launch.PlatformGap{Field: r.Field, Rule: r.Rule, Reason: r.Reason})
+		out.Refusals = append(out.Refusals, runtime.PlatformGap{Field: r.Field, Rule: r.Rule, Reason: r.Reason})
 	}
 	for _, g := range p.Degradations {
-		out.Degradations = append(out.Degradations, launch.PlatformGap{Rule: g.Rule, Feature: launch.Feature(g.Feature), Reason: g.Reason, Standard: g.Standard})
+		out.Degradations = append(out.Degradations, runtime.PlatformGap{Rule: g.Rule, Feature: runtime.Feature(g.Feature), Reason: g.Reason, Standard: g.Standard})
 	}
 	for _, n := range p.Notes {
 		out.Notes = append(out.Notes, n.Field+": "+n.Reason+" ["+n.Rule+"]")

@@ -15,7 +15,6 @@ import (
 
 	"github.com/vetto-dev/vetto-runtime/hooks"
 	"github.com/vetto-dev/vetto-runtime/runtime"
-	"github.com/vetto-dev/vetto-runtime/runtime/launch"
 	"github.com/vetto-dev/vetto-runtime/spec"
 )
 
@@ -106,14 +105,15 @@ func TestTranslateGolden(t *testing.T) {
 				ReadRoots: p.ReadRoots, WriteRoots: p.WriteRoots, Hidden: p.Hidden, Masked: p.Masked,
 				Refusals: p.Refusals, Degradations: p.Degradations, Notes: p.Notes,
 				Queries: p.Queries(testStateDir), Canaries: p.CanaryPlan()}
-			dec := decide(p, s, bundleLevel(t, s))
-			if !dec.OK() != tt.refused {
-				t.Fatalf("decision at %s: %v, want refused=%v", dec.Level, dec.Violations, tt.refused)
+			level := bundleLevel(t, s)
+			degraded, err := decide(p, s, level)
+			if (err != nil) != tt.refused {
+				t.Fatalf("decision at %s: %v, want refused=%v", level, err, tt.refused)
 			}
-			if !dec.OK() && dec.Violations.Worst() != launch.KindLevel {
-				t.Fatalf("refused with %v, not a level refusal (exit 125)", dec.Violations)
+			if err != nil && (!errors.Is(err, runtime.ErrDegradedRefused) || runtime.ExitCode(err) != runtime.ExitSandbox) {
+				t.Fatalf("refused with %v, not ErrDegradedRefused (exit 125)", err)
 			}
-			g.Decision = decisionText(dec)
+			g.Decision = decisionText(level, degraded, err)
 			data, err := json.MarshalIndent(g, "", "  ")
 			if err != nil {
 				t.Fatal(err)
@@ -164,12 +164,12 @@ func TestBaseAccepted(t *testing.T) {
 	if len(p.Refusals) > 0 {
 		t.Fatalf("base refused: %v", p.Refusals)
 	}
-	dec := decide(p, base(), runtime.LevelStandard)
-	if !dec.OK() {
-		t.Fatal(dec.Violations)
+	degraded, err := decide(p, base(), runtime.LevelStandard)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if len(dec.Degraded) != 1 || dec.Degraded[0].Feature != launch.FeatureCleanup {
-		t.Fatalf("accepted = %v, want only cleanup", dec.Degraded)
+	if len(degraded) != 1 || !strings.HasPrefix(degraded[0], FeatureCleanup+": ") {
+		t.Fatalf("accepted = %v, want only cleanup", degraded)
 	}
 }
 
@@ -308,38 +308,39 @@ func TestDecideDegradations(t *testing.T) {
 		name     string
 		spec     *specs.Spec
 		level    runtime.Level
-		allow    []launch.Feature
+		allow    []runtime.Feature
 		accepted []string
 		refused  []string
 	}{
 		{"cleanup at standard", base(), runtime.LevelStandard, nil, []string{FeatureCleanup}, nil},
-		{"cleanup at strict", base(), runtime.LevelStrict, nil, nil, []string{"(darwin.degraded-cleanup)", string(launch.RuleStrictNoDegradation)}},
+		{"cleanup at strict", base(), runtime.LevelStrict, nil, nil, []string{"(darwin.degraded-cleanup)", "strict.no-degradation"}},
 		{"limits at standard", withLimits(), runtime.LevelStandard, nil, nil, []string{"(darwin.limits)", "--allow-degraded=limits"}},
-		{"limits allowed", withLimits(), runtime.LevelStandard, []launch.Feature{launch.FeatureLimits}, []string{FeatureLimits, FeatureCleanup}, nil},
+		{"limits allowed", withLimits(), runtime.LevelStandard, []runtime.Feature{runtime.FeatureLimits}, []string{FeatureLimits, FeatureCleanup}, nil},
 		{"limits at degraded", withLimits(), runtime.LevelDegraded, nil, []string{FeatureLimits, FeatureCleanup}, nil},
 		{"no-new-privs at standard", nnp(), runtime.LevelStandard, nil, nil, []string{"(darwin.no-new-privs)"}},
-		{"no-new-privs allowed", nnp(), runtime.LevelStandard, []launch.Feature{launch.FeatureNoNewPrivs}, []string{FeatureCleanup, FeatureNoNewPrivs}, nil},
+		{"no-new-privs allowed", nnp(), runtime.LevelStandard, []runtime.Feature{runtime.FeatureNoNewPrivs}, []string{FeatureCleanup, FeatureNoNewPrivs}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			dec := decide(Translate(testInput(tt.spec)), tt.spec, tt.level, tt.allow...)
+			degraded, err := decide(Translate(testInput(tt.spec)), tt.spec, tt.level, tt.allow...)
 			if len(tt.refused) > 0 {
-				if dec.OK() || dec.Violations.Worst() != launch.KindLevel {
-					t.Fatalf("decision %v, want a level refusal (125)", dec.Violations)
+				if !errors.Is(err, runtime.ErrDegradedRefused) || runtime.ExitCode(err) != runtime.ExitSandbox {
+					t.Fatalf("decision %v, want ErrDegradedRefused (125)", err)
 				}
 				for _, w := range tt.refused {
-					if !strings.Contains(dec.Violations.String(), w) {
-						t.Errorf("refusal %q lacks %q", dec.Violations, w)
+					if !strings.Contains(err.Error(), w) {
+						t.Errorf("refusal %q lacks %q", err, w)
 					}
 				}
 				return
 			}
-			if !dec.OK() {
-				t.Fatal(dec.Violations)
+			if err != nil {
+				t.Fatal(err)
 			}
 			var got []string
-			for _, d := range dec.Degraded {
-				got = append(got, string(d.Feature))
+			for _, d := range degraded {
+				f, _, _ := strings.Cut(d, ": ")
+				got = append(got, f)
 			}
 			slices.Sort(got)
 			want := slices.Clone(tt.accepted)

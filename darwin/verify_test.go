@@ -259,8 +259,8 @@ func TestExampleSpecAccepted(t *testing.T) {
 	if len(p.Refusals) > 0 {
 		t.Fatalf("example spec refused: %v", p.Refusals)
 	}
-	if dec := decide(p, s, runtime.LevelStandard); !dec.OK() {
-		t.Fatal(dec.Violations)
+	if _, err := decide(p, s, runtime.LevelStandard); err != nil {
+		t.Fatal(err)
 	}
 	if f, err := b.Features(); err != nil || !slices.Contains(f.MountOptions, "ro") || f.Linux != nil {
 		t.Fatalf("Features = %+v, %v", f, err)

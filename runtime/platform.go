@@ -4,8 +4,37 @@ import (
 	"errors"
 	"fmt"
 
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+
 	"github.com/vetto-dev/vetto-runtime/hooks"
+	"github.com/vetto-dev/vetto-runtime/runtime/launch"
 )
+
+// The launch evaluator's platform facts, for the backends that report
+// them (PlatformBackend), which import the core and not the evaluator.
+type (
+	// Feature is a degradable part of the sandbox (--allow-degraded).
+	Feature = launch.Feature
+	// PlatformFacts is a translator's account of a spec.
+	PlatformFacts = launch.Platform
+	// PlatformGap is one refusal or degradation in it.
+	PlatformGap = launch.PlatformGap
+)
+
+// DecidePlatform is the launch evaluator's decision on s for a platform
+// whose translator gave p, at sec, as create makes it but without reading
+// the host (no bind-source facts, no floor): what the backends' tests
+// compare their translations against. A refusal is the error create
+// returns (ErrDegradedRefused, 125, every rule named); otherwise the
+// accepted degradations, as the launch line names them.
+func DecidePlatform(s *specs.Spec, sec Security, p *PlatformFacts) ([]string, error) {
+	d := launch.Evaluate(launch.Request{Spec: s, Level: sec.Level, LevelSet: sec.LevelSet, Allow: sec.AllowDegraded, NoVerify: sec.NoVerify},
+		launch.Host{Facts: p != nil && p.Verifies, Platform: p}, nil)
+	if !d.OK() {
+		return nil, refusal(d.Level, d.Violations)
+	}
+	return d.DegradedStrings(), nil
+}
 
 // platformVerifies says whether c's verdicts are this runtime's to judge
 // after launch: there are no Linux host facts, and c reports its own.

@@ -14,7 +14,6 @@ import (
 	"github.com/opencontainers/runtime-spec/specs-go/features"
 
 	"github.com/vetto-dev/vetto-runtime/runtime"
-	"github.com/vetto-dev/vetto-runtime/runtime/launch"
 	"github.com/vetto-dev/vetto-runtime/spec"
 )
 
@@ -79,7 +78,7 @@ func (b *Backend) Create(req *runtime.CreateRequest) (runtime.Container, runtime
 // (runtime.PlatformBackend): what Create would refuse, and what it gives
 // only in part. The profile name is one for this question only: what is
 // refused or degraded does not depend on it.
-func (b *Backend) Platform(req *runtime.CreateRequest) (*launch.Platform, error) {
+func (b *Backend) Platform(req *runtime.CreateRequest) (*runtime.PlatformFacts, error) {
 	plan, err := b.Plan(req, appContainerName(req.ID))
 	if err != nil {
 		return nil, err

@@ -4,7 +4,6 @@ import (
 	"strings"
 
 	"github.com/vetto-dev/vetto-runtime/runtime"
-	"github.com/vetto-dev/vetto-runtime/runtime/launch"
 )
 
 // Refusal is one field of the spec that a Job Object, a restricted token and an AppContainer cannot honour. Field is
@@ -45,18 +44,18 @@ type Note struct {
 const FeatureLimits = string(runtime.FeatureLimits)
 
 // LaunchFacts is the plan's account for the launch evaluator
-// (launch.Host.Platform): every refusal and degradation, by its rule, and
+// (the evaluator's platform facts): every refusal and degradation, by its rule, and
 // the notes. The evaluator decides with the caller's level and opt-ins —
 // --security-level, --allow-degraded, the bundle's annotations, the floor
 // — as it decides everything on Linux; this backend no longer does. Its
 // containers report verdicts read from host facts (Verifies).
-func (p *Plan) LaunchFacts() *launch.Platform {
-	out := &launch.Platform{Name: "windows", Verifies: true, MasksLast: true}
+func (p *Plan) LaunchFacts() *runtime.PlatformFacts {
+	out := &runtime.PlatformFacts{Name: "windows", Verifies: true, MasksLast: true}
 	for _, r := range p.Refusals {
-		out.Refusals = append(out.Refusals, launch.PlatformGap{Field: r.Field, Rule: r.Rule, Reason: r.Reason})
+		out.Refusals = append(out.Refusals, runtime.PlatformGap{Field: r.Field, Rule: r.Rule, Reason: r.Reason})
 	}
 	for _, g := range p.Degradations {
-		out.Degradations = append(out.Degradations, launch.PlatformGap{Rule: g.Rule, Feature: launch.Feature(g.Feature), Reason: g.Reason, Standard: g.Standard})
+		out.Degradations = append(out.Degradations, runtime.PlatformGap{Rule: g.Rule, Feature: runtime.Feature(g.Feature), Reason: g.Reason, Standard: g.Standard})
 	}
 	for _, n := range p.Notes {
 		out.Notes = append(out.Notes, n.Field+": "+n.Reason+" ["+n.Rule+"]")

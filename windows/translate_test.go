@@ -15,7 +15,6 @@ import (
 
 	"github.com/vetto-dev/vetto-runtime/hooks"
 	"github.com/vetto-dev/vetto-runtime/runtime"
-	"github.com/vetto-dev/vetto-runtime/runtime/launch"
 	"github.com/vetto-dev/vetto-runtime/spec"
 )
 
@@ -82,14 +81,15 @@ func TestTranslateGolden(t *testing.T) {
 			s := loadSpec(t, tt.name+".json")
 			p := Translate(testInput(s))
 			g := golden{Plan: p, Canaries: p.CanaryPlan()}
-			dec := decide(p, s, bundleLevel(t, s))
-			if !dec.OK() != tt.refused {
-				t.Fatalf("decision at %s: %v, want refused=%v", dec.Level, dec.Violations, tt.refused)
+			level := bundleLevel(t, s)
+			degraded, err := decide(p, s, level)
+			if (err != nil) != tt.refused {
+				t.Fatalf("decision at %s: %v, want refused=%v", level, err, tt.refused)
 			}
-			if !dec.OK() && dec.Violations.Worst() != launch.KindLevel {
-				t.Fatalf("refused with %v, not a level refusal (exit 125)", dec.Violations)
+			if err != nil && (!errors.Is(err, runtime.ErrDegradedRefused) || runtime.ExitCode(err) != runtime.ExitSandbox) {
+				t.Fatalf("refused with %v, not ErrDegradedRefused (exit 125)", err)
 			}
-			g.Decision = decisionText(dec)
+			g.Decision = decisionText(level, degraded, err)
 			data, err := json.MarshalIndent(g, "", "  ")
 			if err != nil {
 				t.Fatal(err)
@@ -189,8 +189,8 @@ func TestBaseAccepted(t *testing.T) {
 	if len(p.Refusals)+len(p.Degradations) > 0 {
 		t.Fatalf("base: refusals %v degradations %v", p.Refusals, p.Degradations)
 	}
-	if dec := decide(p, base(), runtime.LevelStandard); !dec.OK() {
-		t.Fatal(dec.Violations)
+	if _, err := decide(p, base(), runtime.LevelStandard); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -337,29 +337,28 @@ func TestDecidePids(t *testing.T) {
 	tests := []struct {
 		name   string
 		level  runtime.Level
-		allow  []launch.Feature
-		refuse launch.RuleID
+		allow  []runtime.Feature
+		refuse string
 	}{
-		{"standard without opt-in", runtime.LevelStandard, nil, launch.RuleDegradeStandard},
-		{"standard, accepted", runtime.LevelStandard, []launch.Feature{launch.FeatureLimits}, ""},
+		{"standard without opt-in", runtime.LevelStandard, nil, "standard.degradation"},
+		{"standard, accepted", runtime.LevelStandard, []runtime.Feature{runtime.FeatureLimits}, ""},
 		{"degraded", runtime.LevelDegraded, nil, ""},
-		{"strict, accepted", runtime.LevelStrict, []launch.Feature{launch.FeatureLimits}, launch.RuleStrictNoDegradation},
+		{"strict, accepted", runtime.LevelStrict, []runtime.Feature{runtime.FeatureLimits}, "strict.no-degradation"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			dec := decide(p, s, tt.level, tt.allow...)
+			degraded, err := decide(p, s, tt.level, tt.allow...)
 			if tt.refuse == "" {
-				if !dec.OK() {
-					t.Fatal(dec.Violations)
+				if err != nil {
+					t.Fatal(err)
 				}
-				if len(dec.Degraded) != 1 || !strings.Contains(dec.Degraded[0].Reason, "windows.pids-threads") {
-					t.Fatalf("degraded %v, want windows.pids-threads named", dec.Degraded)
+				if len(degraded) != 1 || !strings.Contains(degraded[0], "windows.pids-threads") {
+					t.Fatalf("degraded %v, want windows.pids-threads named", degraded)
 				}
 				return
 			}
-			text := dec.Violations.String()
-			if dec.OK() || !strings.Contains(text, string(tt.refuse)) || !strings.Contains(text, "windows.pids-threads") {
-				t.Fatalf("decision %q, want %s naming windows.pids-threads", text, tt.refuse)
+			if !errors.Is(err, runtime.ErrDegradedRefused) || !strings.Contains(err.Error(), tt.refuse) || !strings.Contains(err.Error(), "windows.pids-threads") {
+				t.Fatalf("decision %v, want %s naming windows.pids-threads", err, tt.refuse)
 			}
 		})
 	}

@@ -193,8 +193,8 @@ func TestExampleSpecAccepted(t *testing.T) {
 	if len(p.Refusals) > 0 {
 		t.Fatalf("example refused: %v", p.Refusals)
 	}
-	if dec := decide(p, s, runtime.LevelStandard); !dec.OK() {
-		t.Fatal(dec.Violations)
+	if _, err := decide(p, s, runtime.LevelStandard); err != nil {
+		t.Fatal(err)
 	}
 	if f, err := b.Features(); err != nil || f.Linux != nil || !slices.Contains(f.Hooks, "poststart") {
 		t.Fatalf("Features: %+v %v", f, err)
