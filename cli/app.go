@@ -155,17 +155,9 @@ func newApp(h *host) *ucli.App {
 	return app
 }
 
-// defaultRoot is /run/vetto-runtime, or $XDG_RUNTIME_DIR/vetto-runtime for
-// a normal user (podman never passes --root for a rootless user).
-func defaultRoot() string {
-	if xdg := os.Getenv("XDG_RUNTIME_DIR"); xdg != "" && honourXDG() {
-		return filepath.Join(xdg, "vetto-runtime")
-	}
-	return "/run/vetto-runtime"
-}
-
-// honourXDG: the caller is a normal user (runtime.NormalUser).
-func honourXDG() bool { return runtime.NormalUser() }
+// defaultRoot is --root's default, as runtime.DefaultRoot decides it per
+// platform ("" where this caller has none: newRuntime says why).
+func defaultRoot() string { root, _ := runtime.DefaultRoot(); return root }
 
 func configureLogging(c *ucli.Context) error {
 	if c.Bool("debug") {
@@ -217,12 +209,8 @@ func logToStderr() bool {
 // newRuntime builds the core from the global flags.
 func (h *host) newRuntime(c *ucli.Context) (*runtime.Runtime, error) {
 	root := c.String("root")
-	if !c.IsSet("root") && os.Getenv("XDG_RUNTIME_DIR") == "" && os.Geteuid() != 0 {
-		// /run/vetto-runtime is root's: a normal user's records live in
-		// their own runtime directory, which a login session provides.
-		// (Root of a user namespace without one keeps /run/vetto-runtime,
-		// as runc keeps /run/runc.)
-		return nil, runtime.Errorf(runtime.ErrInvalidInput, "not root (uid %d) and $XDG_RUNTIME_DIR is unset, so there is no state root of your own: log in through a session that sets it, or pass --root DIR (a directory of yours, ideally on tmpfs)", os.Geteuid())
+	if _, err := runtime.DefaultRoot(); err != nil && !c.IsSet("root") {
+		return nil, err
 	}
 	abs, err := filepath.Abs(root)
 	if err != nil || root == "" {

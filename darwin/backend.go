@@ -38,15 +38,16 @@ type Backend struct {
 	Version string
 	// UID and GID are the caller's (the process runs as them).
 	UID, GID uint32
-	// Warnf says what a launch accepted (its degradations) until the
-	// core's launch line carries a backend's own (see Degradations). nil
-	// says nothing.
+	// Warnf reports what does not fail an operation. The degradations a
+	// launch accepted are no longer said here: the core's launch line
+	// carries them (Platform). nil says nothing.
 	Warnf func(format string, args ...any)
 }
 
 var (
-	_ runtime.Backend = (*Backend)(nil)
-	_ runtime.Doctor  = (*Backend)(nil)
+	_ runtime.Backend         = (*Backend)(nil)
+	_ runtime.Doctor          = (*Backend)(nil)
+	_ runtime.PlatformBackend = (*Backend)(nil)
 )
 
 // New is the backend for this process: its own executable and ids.
@@ -63,24 +64,41 @@ func New(version string, warnf func(string, ...any)) *Backend {
 func (*Backend) Name() string { return "darwin" }
 
 // Create translates the spec, refuses it with every reason at once if
-// Seatbelt cannot honour it (ErrDegradedRefused, exit 125), and otherwise
-// starts the process confined and held until Start.
+// Seatbelt cannot express it (ErrDegradedRefused, exit 125), and otherwise
+// starts the process confined and held until Start. Whether the plan's
+// degradations are acceptable is the core's decision, made before (see
+// Platform); its verdicts on the held process are the core's to judge
+// (runtime.VerifyingContainer).
 func (b *Backend) Create(req *runtime.CreateRequest) (runtime.Container, runtime.Foreground, error) {
-	plan, dec, err := b.Plan(req)
+	plan, err := b.Plan(req)
 	if err != nil {
 		return nil, nil, err
 	}
-	return b.launch(req, plan, dec)
+	if err := plan.refused(); err != nil {
+		return nil, nil, fmt.Errorf("create %q: %w", req.ID, err)
+	}
+	return b.launch(req, plan)
 }
 
-// Plan is the translation of req and the level's decision on it, before
-// anything exists: what Create would refuse, and what it would accept.
-func (b *Backend) Plan(req *runtime.CreateRequest) (*Plan, *Decision, error) {
+// Platform is req's translation as the launch evaluator reads it
+// (runtime.PlatformBackend): what Create would refuse, and what it gives
+// only in part.
+func (b *Backend) Platform(req *runtime.CreateRequest) (*runtime.PlatformFacts, error) {
+	plan, err := b.Plan(req)
+	if err != nil {
+		return nil, err
+	}
+	return plan.LaunchFacts(), nil
+}
+
+// Plan is the translation of req, before anything exists: the spec's own
+// refusals and those of the request's options beyond it.
+func (b *Backend) Plan(req *runtime.CreateRequest) (*Plan, error) {
 	if req.Spec == nil {
-		return nil, nil, runtime.Errorf(runtime.ErrInvalidInput, "no spec")
+		return nil, runtime.Errorf(runtime.ErrInvalidInput, "no spec")
 	}
 	if b.Self == "" {
-		return nil, nil, runtime.Errorf(runtime.ErrBackendUnavailable, "the darwin backend needs its own executable to hold the start inside the sandbox, and cannot find it")
+		return nil, runtime.Errorf(runtime.ErrBackendUnavailable, "the darwin backend needs its own executable to hold the start inside the sandbox, and cannot find it")
 	}
 	plan := Translate(Input{Spec: req.Spec, UID: b.UID, GID: b.GID, Self: b.Self, Fifo: filepath.Join(req.Dir, fifoName)})
 	// What the request asks beyond the spec.
@@ -93,15 +111,7 @@ func (b *Backend) Plan(req *runtime.CreateRequest) (*Plan, *Decision, error) {
 	if req.SystemdCgroup {
 		plan.Refusals = append(plan.Refusals, Refusal{Field: "--systemd-cgroup", Rule: "darwin.cgroups", Reason: "darwin has no cgroups"})
 	}
-	level, allow, err := LevelOf(req.Spec.Annotations)
-	if err != nil {
-		return nil, nil, err
-	}
-	dec, err := plan.Decide(level, allow)
-	if err != nil {
-		return plan, nil, fmt.Errorf("create %q: %w", req.ID, err)
-	}
-	return plan, dec, nil
+	return plan, nil
 }
 
 // Load opens the container whose state is in dir.

@@ -53,11 +53,13 @@ type state struct {
 	ProfileHash string            `json:"profileSHA256"`
 	// Plan has the paths as resolved at create: the -D values and the
 	// paths verification asks the kernel about.
-	Plan     *Plan          `json:"plan"`
-	Queries  []Query        `json:"queries"`
-	Level    runtime.Level  `json:"level"`
-	Degraded []string       `json:"degraded,omitempty"`
+	Plan    *Plan   `json:"plan"`
+	Queries []Query `json:"queries"`
+	// Verdicts are the checks on the held process at create, Running
+	// those on the running one (and the canaries) at start: reported to
+	// the core (runtime.VerifyingContainer), which judges them.
 	Verdicts []hooks.Result `json:"verdicts,omitempty"`
+	Running  []hooks.Result `json:"running,omitempty"`
 }
 
 // resolve is a path as Seatbelt will match it: symlinks resolved; for a
@@ -83,7 +85,7 @@ func profileHash(profile string, params []Param) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-func (b *Backend) launch(req *runtime.CreateRequest, plan *Plan, dec *Decision) (_ runtime.Container, _ runtime.Foreground, retErr error) {
+func (b *Backend) launch(req *runtime.CreateRequest, plan *Plan) (_ runtime.Container, _ runtime.Foreground, retErr error) {
 	if fi, err := os.Stat(sandboxExec); err != nil || fi.Mode()&0o111 == 0 {
 		return nil, nil, runtime.Errorf(runtime.ErrBackendUnavailable, "create %q: %s is missing or not executable; vetto-runtime never runs a container unsandboxed", req.ID, sandboxExec)
 	}
@@ -138,7 +140,7 @@ func (b *Backend) launch(req *runtime.CreateRequest, plan *Plan, dec *Decision) 
 	c.cmd = cmd
 	pid := cmd.Process.Pid
 	c.st = &state{ID: req.ID, Bundle: req.Bundle, Annotations: req.Spec.Annotations, Pid: pid, Self: self,
-		Profile: plan.Profile, ProfileHash: profileHash(plan.Profile, rp.Params), Plan: rp, Level: dec.Level}
+		Profile: plan.Profile, ProfileHash: profileHash(plan.Profile, rp.Params), Plan: rp}
 	if err := waitReady(ready, pid); err != nil {
 		return nil, nil, fmt.Errorf("create %q: %w", req.ID, err)
 	}
@@ -146,21 +148,11 @@ func (b *Backend) launch(req *runtime.CreateRequest, plan *Plan, dec *Decision) 
 	c.st.Queries = rp.Queries(resolve(req.Dir))
 	facts := readFacts(pid, c.st.Queries)
 	c.st.Start = facts.Start
-	results := Judge(c.st.Queries, facts, 0)
-	c.st.Verdicts = results
-	degraded, err := Gate(dec.Level, results)
-	if err != nil {
-		return nil, nil, fmt.Errorf("create %q: %w", req.ID, err)
-	}
-	for _, d := range dec.Accepted {
-		c.st.Degraded = append(c.st.Degraded, d.String())
-	}
-	c.st.Degraded = append(c.st.Degraded, degraded...)
+	// Judged by the core (PreLaunch): the holder is blocked on the start
+	// fifo, so nothing of the workload runs before the verdicts are.
+	c.st.Verdicts = Judge(c.st.Queries, facts, 0)
 	if err := c.save(); err != nil {
 		return nil, nil, fmt.Errorf("create %q: %w", req.ID, err)
-	}
-	if b.Warnf != nil && len(c.st.Degraded) > 0 {
-		b.Warnf("darwin %q: degraded: %s", req.ID, strings.Join(c.st.Degraded, "; "))
 	}
 	if req.Foreground {
 		return c, &foreground{c: c}, nil
@@ -297,8 +289,8 @@ func (c *container) OCIState() (*specs.State, error) {
 // Start releases the holder and waits until it exec'd the process: the
 // holder writes one byte to the fifo, whose descriptor is close-on-exec,
 // so end-of-file after the byte means it exec'd (or died). Then the
-// running process is verified from the host; a FAIL fails the start (the
-// core then kills the container).
+// running process is verified from the host; the core judges the verdicts
+// (PostLaunch) and kills the container on a FAIL.
 func (c *container) Start(_ *specs.Spec, canary *hooks.ProbeConfig) (*hooks.ProbeReport, error) {
 	if canary != nil {
 		// The core asks for in-process canaries only where it reads host
@@ -347,19 +339,18 @@ func (c *container) start() error {
 	}
 }
 
-// verifyRunning judges the running process as create judged the held
-// one (identity against the recorded start time) and runs the canaries.
-// The core has no post-launch facts for darwin yet, so the backend does
-// this itself, and a FAIL fails Start.
+// verifyRunning reads the running process as create read the held one
+// (identity against the recorded start time) and runs the canaries. It
+// only reports: the core judges the verdicts (PostLaunch) as it judges
+// Linux's, and kills the container on a FAIL at standard and strict.
 func (c *container) verifyRunning() error {
-	results := Judge(c.st.Queries, readFacts(c.st.Pid, c.st.Queries), c.st.Start)
-	results = append(results, c.canaries()...)
-	c.st.Verdicts = append(c.st.Verdicts, results...)
-	saveErr := c.save()
-	if failed := hooks.Only(results, hooks.Fail); len(failed) > 0 {
-		return runtime.Errorf(runtime.ErrPostLaunchFailed, "start %q: verification of the running process failed: %s", c.st.ID, hooks.Failed(failed))
-	}
-	return saveErr
+	c.st.Running = append(c.running(), c.canaries()...)
+	return c.save()
+}
+
+// running reads and judges the live process against the plan.
+func (c *container) running() []hooks.Result {
+	return Judge(c.st.Queries, readFacts(c.st.Pid, c.st.Queries), c.st.Start)
 }
 
 func (c *container) CgroupPaths() map[string]string { return map[string]string{} }
@@ -529,13 +520,18 @@ func (c *container) Update(*specs.LinuxResources) error {
 	return unsupported("update", c.st.ID, "darwin cannot set limits")
 }
 
-// Degradations are what this container runs without, accepted at its
-// level: what the core's launch line should carry (proposed interface).
-func (c *container) Degradations() []string { return c.st.Degraded }
+var _ runtime.VerifyingContainer = (*container)(nil)
 
-// Verdicts are the checks the backend ran itself: on the held process at
-// create, on the running one at start.
-func (c *container) Verdicts() []hooks.Result { return c.st.Verdicts }
+// PreLaunch are the verdicts on the held process, read at create.
+func (c *container) PreLaunch() []hooks.Result { return c.st.Verdicts }
+
+// PostLaunch are the verdicts on the running process and the canaries,
+// read at start.
+func (c *container) PostLaunch() []hooks.Result { return c.st.Running }
+
+// OnDemand asks the kernel about the running process again, for verify
+// (the canaries ran once, at start: the core carries their verdicts).
+func (c *container) OnDemand() ([]hooks.Result, error) { return c.running(), nil }
 
 // foreground is run's handle: the caller waits on sandbox-exec's process,
 // which is the container's init (sandbox-exec and the holder exec).

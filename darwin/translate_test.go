@@ -101,30 +101,19 @@ func TestTranslateGolden(t *testing.T) {
 			s := loadSpec(t, tt.name+".json")
 			p := Translate(testInput(s))
 			checkProfile(t, p.Profile, p)
-			level, allow, err := LevelOf(s.Annotations)
-			if err != nil {
-				t.Fatal(err)
-			}
 			g := golden{Params: p.Params, Args: p.Args, Env: p.Env, Cwd: p.Cwd, Rlimits: p.Rlimits, Umask: p.Umask,
 				ReadRoots: p.ReadRoots, WriteRoots: p.WriteRoots, Hidden: p.Hidden, Masked: p.Masked,
 				Refusals: p.Refusals, Degradations: p.Degradations, Notes: p.Notes,
 				Queries: p.Queries(testStateDir), Canaries: p.CanaryPlan()}
-			dec, err := p.Decide(level, allow)
+			level := bundleLevel(t, s)
+			degraded, err := decide(p, s, level)
 			if (err != nil) != tt.refused {
-				t.Fatalf("Decide at %s: err = %v, want refused=%v", level, err, tt.refused)
+				t.Fatalf("decision at %s: %v, want refused=%v", level, err, tt.refused)
 			}
-			if err != nil {
-				if !errors.Is(err, runtime.ErrDegradedRefused) || runtime.ExitCode(err) != runtime.ExitSandbox {
-					t.Fatalf("Decide error %v is not ErrDegradedRefused (exit 125)", err)
-				}
-				g.Decision = "refused: " + err.Error()
-			} else {
-				var acc []string
-				for _, d := range dec.Accepted {
-					acc = append(acc, d.String())
-				}
-				g.Decision = "accepted at " + dec.Level.String() + ": " + strings.Join(acc, "; ")
+			if err != nil && (!errors.Is(err, runtime.ErrDegradedRefused) || runtime.ExitCode(err) != runtime.ExitSandbox) {
+				t.Fatalf("refused with %v, not ErrDegradedRefused (exit 125)", err)
 			}
+			g.Decision = decisionText(level, degraded, err)
 			data, err := json.MarshalIndent(g, "", "  ")
 			if err != nil {
 				t.Fatal(err)
@@ -175,12 +164,12 @@ func TestBaseAccepted(t *testing.T) {
 	if len(p.Refusals) > 0 {
 		t.Fatalf("base refused: %v", p.Refusals)
 	}
-	dec, err := p.Decide(runtime.LevelStandard, nil)
+	degraded, err := decide(p, base(), runtime.LevelStandard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(dec.Accepted) != 1 || dec.Accepted[0].Feature != FeatureCleanup {
-		t.Fatalf("accepted = %v, want only cleanup", dec.Accepted)
+	if len(degraded) != 1 || !strings.HasPrefix(degraded[0], FeatureCleanup+": ") {
+		t.Fatalf("accepted = %v, want only cleanup", degraded)
 	}
 }
 
@@ -314,31 +303,33 @@ func TestDecideDegradations(t *testing.T) {
 		s.Linux = &specs.Linux{Namespaces: nil, Resources: &specs.LinuxResources{Pids: &specs.LinuxPids{Limit: ptr(int64(64))}}}
 		return s
 	}
+	nnp := func() *specs.Spec { s := base(); s.Process.NoNewPrivileges = true; return s }
 	tests := []struct {
 		name     string
 		spec     *specs.Spec
 		level    runtime.Level
-		allow    map[string]bool
+		allow    []runtime.Feature
 		accepted []string
 		refused  []string
 	}{
 		{"cleanup at standard", base(), runtime.LevelStandard, nil, []string{FeatureCleanup}, nil},
-		{"cleanup at strict", base(), runtime.LevelStrict, nil, nil, []string{"cleanup (darwin.degraded-cleanup)"}},
-		{"limits at standard", withLimits(), runtime.LevelStandard, nil, nil, []string{"limits (darwin.limits)", "dev.vetto.allow-degraded=limits"}},
-		{"limits allowed", withLimits(), runtime.LevelStandard, map[string]bool{FeatureLimits: true}, []string{FeatureLimits, FeatureCleanup}, nil},
+		{"cleanup at strict", base(), runtime.LevelStrict, nil, nil, []string{"(darwin.degraded-cleanup)", "strict.no-degradation"}},
+		{"limits at standard", withLimits(), runtime.LevelStandard, nil, nil, []string{"(darwin.limits)", "--allow-degraded=limits"}},
+		{"limits allowed", withLimits(), runtime.LevelStandard, []runtime.Feature{runtime.FeatureLimits}, []string{FeatureLimits, FeatureCleanup}, nil},
 		{"limits at degraded", withLimits(), runtime.LevelDegraded, nil, []string{FeatureLimits, FeatureCleanup}, nil},
-		{"no-new-privs at standard", func() *specs.Spec { s := base(); s.Process.NoNewPrivileges = true; return s }(), runtime.LevelStandard, nil, nil, []string{"no-new-privs (darwin.no-new-privs)"}},
+		{"no-new-privs at standard", nnp(), runtime.LevelStandard, nil, nil, []string{"(darwin.no-new-privs)"}},
+		{"no-new-privs allowed", nnp(), runtime.LevelStandard, []runtime.Feature{runtime.FeatureNoNewPrivs}, []string{FeatureCleanup, FeatureNoNewPrivs}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			dec, err := Translate(testInput(tt.spec)).Decide(tt.level, tt.allow)
+			degraded, err := decide(Translate(testInput(tt.spec)), tt.spec, tt.level, tt.allow...)
 			if len(tt.refused) > 0 {
-				if !errors.Is(err, runtime.ErrDegradedRefused) {
-					t.Fatalf("Decide = %v, want ErrDegradedRefused", err)
+				if !errors.Is(err, runtime.ErrDegradedRefused) || runtime.ExitCode(err) != runtime.ExitSandbox {
+					t.Fatalf("decision %v, want ErrDegradedRefused (125)", err)
 				}
 				for _, w := range tt.refused {
 					if !strings.Contains(err.Error(), w) {
-						t.Errorf("error %q lacks %q", err, w)
+						t.Errorf("refusal %q lacks %q", err, w)
 					}
 				}
 				return
@@ -347,8 +338,9 @@ func TestDecideDegradations(t *testing.T) {
 				t.Fatal(err)
 			}
 			var got []string
-			for _, d := range dec.Accepted {
-				got = append(got, d.Feature)
+			for _, d := range degraded {
+				f, _, _ := strings.Cut(d, ": ")
+				got = append(got, f)
 			}
 			slices.Sort(got)
 			want := slices.Clone(tt.accepted)
@@ -357,19 +349,6 @@ func TestDecideDegradations(t *testing.T) {
 				t.Fatalf("accepted %v, want %v", got, want)
 			}
 		})
-	}
-}
-
-func TestLevelOf(t *testing.T) {
-	l, allow, err := LevelOf(map[string]string{spec.AnnotationLevel: "degraded", spec.AnnotationAllowDegraded: "limits, no-new-privs"})
-	if err != nil || l != runtime.LevelDegraded || !allow["limits"] || !allow["no-new-privs"] {
-		t.Fatalf("LevelOf = %v %v %v", l, allow, err)
-	}
-	if l, _, err := LevelOf(nil); err != nil || l != runtime.LevelStandard {
-		t.Fatalf("LevelOf(nil) = %v %v, want standard", l, err)
-	}
-	if _, _, err := LevelOf(map[string]string{spec.AnnotationLevel: "lax"}); !errors.Is(err, runtime.ErrInvalidInput) {
-		t.Fatalf("LevelOf(lax) = %v", err)
 	}
 }
 

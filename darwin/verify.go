@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"path"
 	"strconv"
-	"strings"
 
 	"github.com/vetto-dev/vetto-runtime/hooks"
 	"github.com/vetto-dev/vetto-runtime/runtime"
@@ -89,7 +88,16 @@ type Facts struct {
 // answers about the live process.
 func Judge(qs []Query, f Facts, want int64) []hooks.Result {
 	var out []hooks.Result
-	add := func(r hooks.Result) { r.Evidence = hooks.HostFact; out = append(out, r) }
+	add := func(r hooks.Result) {
+		r.Evidence = hooks.HostFact
+		if r.Verdict != hooks.Pass && r.Verdict != hooks.Fail {
+			// A fact that could not be read is the verify degradation,
+			// as on Linux: refused at strict and, unless accepted, at
+			// standard; never a PASS. A FAIL is never degradable.
+			r.Feature = string(runtime.FeatureVerify)
+		}
+		out = append(out, r)
+	}
 
 	id := hooks.Result{Check: "identity", Expected: "pid " + strconv.Itoa(f.Pid)}
 	switch {
@@ -149,26 +157,4 @@ func verb(allowed bool) string {
 		return "allowed"
 	}
 	return "denied"
-}
-
-// Gate decides whether a launch may go on after its checks (pure): a
-// FAIL never; UNAVAILABLE or PARTIAL only at level degraded, where each
-// is returned as a named degradation ("verification: …") to record. At
-// standard a check that could not be made refuses the launch, as on
-// Linux: no facts is never a PASS.
-func Gate(level runtime.Level, results []hooks.Result) ([]string, error) {
-	var fatal, degraded []string
-	for _, r := range results {
-		switch {
-		case r.Verdict == hooks.Pass:
-		case r.Verdict != hooks.Fail && level == runtime.LevelDegraded:
-			degraded = append(degraded, "verification: "+r.String())
-		default:
-			fatal = append(fatal, r.String())
-		}
-	}
-	if len(fatal) > 0 {
-		return nil, runtime.Errorf(runtime.ErrPreLaunchFailed, "verification of the sandboxed process failed: %s", strings.Join(fatal, "; "))
-	}
-	return degraded, nil
 }

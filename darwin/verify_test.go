@@ -1,7 +1,6 @@
 package darwin
 
 import (
-	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -62,35 +61,23 @@ func TestJudge(t *testing.T) {
 	}
 }
 
-func TestGate(t *testing.T) {
-	pass := hooks.Result{Check: "a", Verdict: hooks.Pass}
-	unavail := hooks.Result{Check: "b", Verdict: hooks.Unavailable, Expected: "x", Found: "EPERM"}
-	fail := hooks.Result{Check: "c", Verdict: hooks.Fail, Expected: "denied", Found: "allowed"}
-	tests := []struct {
-		name     string
-		level    runtime.Level
-		results  []hooks.Result
-		ok       bool
-		degraded int
-	}{
-		{"pass", runtime.LevelStandard, []hooks.Result{pass}, true, 0},
-		{"unavailable at standard", runtime.LevelStandard, []hooks.Result{pass, unavail}, false, 0},
-		{"unavailable at degraded", runtime.LevelDegraded, []hooks.Result{pass, unavail}, true, 1},
-		{"fail at degraded", runtime.LevelDegraded, []hooks.Result{pass, fail}, false, 0},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			d, err := Gate(tt.level, tt.results)
-			if (err == nil) != tt.ok {
-				t.Fatalf("Gate = %v, want ok=%v", err, tt.ok)
+// A fact the host could not read is UNAVAILABLE and tagged verify, so
+// the core's evaluator treats it as the verify degradation; a FAIL is
+// never tagged (never degradable); a PASS needs no tag.
+func TestJudgeTagsUnavailable(t *testing.T) {
+	qs := []Query{{Op: "file-read-data", Path: "/etc/secret"}, {Op: "network-outbound"}}
+	f := Facts{Pid: 7, Sandboxed: true, PgidErr: "EPERM", Pgid: 0, Start: 1, Answers: []Answer{{Allowed: true}, {Err: "sandbox_check: EPERM"}}}
+	for _, r := range Judge(qs, f, 0) {
+		switch r.Verdict {
+		case hooks.Pass, hooks.Fail:
+			if r.Feature != "" {
+				t.Errorf("%s %s tagged %q", r.Check, r.Verdict, r.Feature)
 			}
-			if err != nil && (!errors.Is(err, runtime.ErrPreLaunchFailed) || runtime.ExitCode(err) != runtime.ExitSandbox) {
-				t.Fatalf("Gate error %v: want ErrPreLaunchFailed (125)", err)
+		default:
+			if r.Feature != string(runtime.FeatureVerify) {
+				t.Errorf("%s %s tagged %q, want verify", r.Check, r.Verdict, r.Feature)
 			}
-			if len(d) != tt.degraded {
-				t.Fatalf("degraded = %v, want %d", d, tt.degraded)
-			}
-		})
+		}
 	}
 }
 
@@ -272,7 +259,7 @@ func TestExampleSpecAccepted(t *testing.T) {
 	if len(p.Refusals) > 0 {
 		t.Fatalf("example spec refused: %v", p.Refusals)
 	}
-	if _, err := p.Decide(runtime.LevelStandard, nil); err != nil {
+	if _, err := decide(p, s, runtime.LevelStandard); err != nil {
 		t.Fatal(err)
 	}
 	if f, err := b.Features(); err != nil || !slices.Contains(f.MountOptions, "ro") || f.Linux != nil {

@@ -28,13 +28,13 @@ func shimIfRequested(args []string) (int, bool) {
 	return 0, false
 }
 
-// NewBackend is Seatbelt. It reports the degradations it accepted with a
-// warning, until the core's launch line carries a backend's own.
+// NewBackend is Seatbelt. Its degradations and verdicts reach the
+// core's one evaluator (runtime.PlatformBackend, runtime.VerifyingContainer).
 func NewBackend(version, commit string) runtime.Backend { return darwin.New(version, logrus.Warnf) }
 
 // HostFacts is nil: hooks.Facts reads Linux's procfs and cgroups. The
-// darwin backend reads its own facts (sandbox_check, the process table)
-// and judges them in Create and Start.
+// darwin backend reads its own facts (sandbox_check, the process table) and
+// reports them as verdicts, which the core records and judges.
 func HostFacts() hooks.Facts { return nil }
 
 // MonitorSupported: this platform's runtime starts a per-container

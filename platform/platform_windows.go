@@ -22,14 +22,13 @@ func shimIfRequested(args []string) (int, bool) {
 	return 0, false
 }
 
-// NewBackend is the Job Object backend. It reports the degradations it
-// accepted with a warning, until the core's launch line carries a
-// backend's own.
+// NewBackend is the Job Object backend. Its degradations and verdicts reach the
+// core's one evaluator (runtime.PlatformBackend, runtime.VerifyingContainer).
 func NewBackend(version, commit string) runtime.Backend { return windows.New(version, logrus.Warnf) }
 
 // HostFacts is nil: hooks.Facts reads Linux's procfs and cgroups. The
-// windows backend's holder reads the job's and the token's facts, and the
-// backend judges them in Create and Start.
+// windows backend's holder reads the job's and the token's facts and
+// reports them as verdicts, which the core records and judges.
 func HostFacts() hooks.Facts { return nil }
 
 // MonitorSupported: this platform's runtime starts a per-container

@@ -72,6 +72,40 @@ type LaunchFacts interface {
 	UsernsRefusal() string
 }
 
+// PlatformBackend is implemented by backends that translate the spec for
+// a sandbox other than Linux's namespaces (darwin's Seatbelt, Windows'
+// job). Before anything exists the core asks what the platform refuses of
+// a request and what it gives only in part, and hands that to the launch
+// evaluator as host facts (launch.Host.Platform): one set of rules — the
+// level, --allow-degraded, the bundle's opt-ins, the floor — decides every
+// launch, and what it accepts is on the launch line and in the record.
+type PlatformBackend interface {
+	// Platform translates req (its Spec, and the options beyond it) and
+	// says what the translation refuses and degrades, and whether the
+	// backend's containers report verdicts (VerifyingContainer). It
+	// creates nothing.
+	Platform(req *CreateRequest) (*launch.Platform, error)
+}
+
+// VerifyingContainer is implemented by containers whose backend reads
+// host facts of its own platform's sandbox where the core has none
+// (Runtime.Facts nil): darwin asks the kernel with sandbox_check and reads
+// the process table, the Windows holder reads the job and the token. The
+// backend only reports; the core records the verdicts (the record, the
+// audit log, state and verify) and judges them with the evaluator's
+// rules (Decision.PreLaunch, launch.PostLaunch), as on Linux.
+type VerifyingContainer interface {
+	// PreLaunch are the verdicts on the process as Create left it, before
+	// the program can run (held on darwin, suspended on Windows).
+	PreLaunch() []hooks.Result
+	// PostLaunch are the verdicts on the running process, and the
+	// platform's canaries, as Start read them.
+	PostLaunch() []hooks.Result
+	// OnDemand reads and judges the running process again, for verify;
+	// errors.ErrUnsupported where the backend cannot.
+	OnDemand() ([]hooks.Result, error)
+}
+
 // CgroupAccess is what the caller of the runtime may do with cgroups (the
 // evaluator's launch.Cgroups, as the backend reports it).
 type CgroupAccess = launch.Cgroups

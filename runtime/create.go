@@ -108,7 +108,7 @@ func (r *Runtime) create(opts CreateOptions) (_ *created, retErr error) {
 			retErr = errors.Join(retErr, r.abandonLocked(cr))
 		}
 	}()
-	plan, err := r.plan(opts.ID, bundle, effective, opts.Security, opts.SystemdCgroup)
+	plan, err := r.plan(opts, bundle, effective)
 	if err != nil {
 		return nil, fmt.Errorf("create %q: %w", opts.ID, err)
 	}
@@ -233,7 +233,7 @@ func (r *Runtime) DryRun(opts CreateOptions) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("create %q: %w", opts.ID, err)
 	}
-	plan, err := r.plan(opts.ID, bundle, effective, opts.Security, opts.SystemdCgroup)
+	plan, err := r.plan(opts, bundle, effective)
 	if err != nil {
 		return "", fmt.Errorf("create %q: %w", opts.ID, err)
 	}
@@ -292,25 +292,32 @@ func (r *Runtime) effectiveSpec(opts CreateOptions) (string, *specs.Spec, error)
 // Launchable. A failing check destroys the container (exit 125), unless it
 // is a degradation the level accepts, which is then recorded.
 func (r *Runtime) verifyPreLaunchLocked(cr *created) error {
-	if r.Facts == nil {
+	pid := cr.c.InitPid()
+	d := cr.plan.Decision
+	var results []hooks.Result
+	switch {
+	case r.Facts != nil:
+		results = hooks.PreLaunch(hooks.PreLaunchInput{
+			Pid:               pid,
+			Spec:              cr.plan.frozen.spec,
+			CgroupPaths:       cr.c.CgroupPaths(),
+			RequireCgroupKill: d.Level == LevelStrict,
+			NoCgroup:          d.NoCgroup,
+			Landlock:          r.landlockLaunch(cr),
+		}, r.Facts)
+		results = append(results, cr.relayChecks...)
+		exe, exeResults := recordExecutable(cr.c, cr.plan.frozen.spec)
+		cr.rec.Executable = exe
+		results = append(results, exeResults...)
+	case cr.plan.platform != nil && cr.plan.platform.Verifies:
+		// The backend read its platform's facts of the held process; the
+		// core judges them, as it judges Linux's.
+		results = platformPreLaunch(cr.c)
+	default:
 		// The evaluator accepted the launch without host facts only as a
 		// named degradation (verify), which the record carries.
 		return r.passPreLaunchLocked(cr)
 	}
-	pid := cr.c.InitPid()
-	d := cr.plan.Decision
-	results := hooks.PreLaunch(hooks.PreLaunchInput{
-		Pid:               pid,
-		Spec:              cr.plan.frozen.spec,
-		CgroupPaths:       cr.c.CgroupPaths(),
-		RequireCgroupKill: d.Level == LevelStrict,
-		NoCgroup:          d.NoCgroup,
-		Landlock:          r.landlockLaunch(cr),
-	}, r.Facts)
-	results = append(results, cr.relayChecks...)
-	exe, exeResults := recordExecutable(cr.c, cr.plan.frozen.spec)
-	cr.rec.Executable = exe
-	results = append(results, exeResults...)
 	// The verdicts are the evidence: a launch whose evidence cannot be
 	// written does not go ahead. They go out (and are fsync'd) with the
 	// launch event at the end of create, or with the refusal: either

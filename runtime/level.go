@@ -41,6 +41,8 @@ const (
 	FeatureLimits     = launch.FeatureLimits
 	FeatureCgroupKill = launch.FeatureCgroupKill
 	FeatureVerify     = launch.FeatureVerify
+	FeatureCleanup    = launch.FeatureCleanup
+	FeatureNoNewPrivs = launch.FeatureNoNewPrivs
 )
 
 // ParseFeatures reads --allow-degraded values (comma-separated, repeatable).

@@ -21,6 +21,9 @@ type Plan struct {
 	Backend  string
 	Decision *launch.Decision
 	frozen   *frozenSpec
+	// platform is the backend's own translation's account (nil on
+	// Linux): Verifies says create judges its containers' verdicts.
+	platform *launch.Platform
 }
 
 // Level is the launch's security level.
@@ -77,11 +80,19 @@ func launchLine(head string, d *launch.Decision) string {
 // error whose kind is the evaluator's worst violation: ErrFloorForbids
 // (126), ErrInvalidInput (1), ErrBackendUnavailable or ErrDegradedRefused
 // (125), listing every violation.
-func (r *Runtime) plan(id, bundle string, s *specs.Spec, sec Security, systemd bool) (*Plan, error) {
+func (r *Runtime) plan(opts CreateOptions, bundle string, s *specs.Spec) (*Plan, error) {
+	id, sec, systemd := opts.ID, opts.Security, opts.SystemdCgroup
 	host, err := r.launchHost(id, bundle, s, systemd)
 	if err != nil {
 		return nil, err
 	}
+	if host.Platform, err = r.platformFacts(opts, bundle, s); err != nil {
+		return nil, err
+	}
+	// A platform whose containers report host-fact verdicts is verified
+	// through them; without any, the evaluator names the verify
+	// degradation.
+	host.Facts = host.Facts || host.Platform != nil && host.Platform.Verifies
 	d := launch.Evaluate(launch.Request{
 		Spec: s, Level: sec.Level, LevelSet: sec.LevelSet, Allow: sec.AllowDegraded,
 		NoVerify: sec.NoVerify, Environ: r.Environ,
@@ -94,7 +105,28 @@ func (r *Runtime) plan(id, bundle string, s *specs.Spec, sec Security, systemd b
 	if err != nil {
 		return nil, err
 	}
-	return &Plan{ID: id, Backend: r.Backend.Name(), Decision: d, frozen: frozen}, nil
+	return &Plan{ID: id, Backend: r.Backend.Name(), Decision: d, frozen: frozen, platform: host.Platform}, nil
+}
+
+// platformFacts asks a backend that translates the spec for its own
+// platform what it refuses and degrades of this request (nil on Linux).
+// Its containers' verdicts count as host facts for the evaluator: a
+// backend that reports them is verified, one that does not is the verify
+// degradation.
+func (r *Runtime) platformFacts(opts CreateOptions, bundle string, s *specs.Spec) (*launch.Platform, error) {
+	pb, ok := r.Backend.(PlatformBackend)
+	if !ok || r.Facts != nil {
+		return nil, nil
+	}
+	p, err := pb.Platform(&CreateRequest{
+		ID: opts.ID, Dir: r.Store.BackendDir(opts.ID), Bundle: bundle, Spec: s,
+		ConsoleSocket: opts.ConsoleSocket, PreserveFDs: opts.PreserveFDs, SystemdCgroup: opts.SystemdCgroup,
+		Foreground: opts.foreground, NoSubreaper: opts.noSubreaper,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s translation: %w", r.Backend.Name(), err)
+	}
+	return p, nil
 }
 
 // refusal turns the evaluator's violations into one error of the kind the

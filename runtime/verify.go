@@ -133,7 +133,11 @@ func (r *Runtime) verifyPostLaunchLocked(rec *Record, c Container, sp *specs.Spe
 		// An accepted degradation (verify): --no-verify, or a platform
 		// without host facts; the record and the launch line say so. A
 		// process still in the Landlock shim is no verification's matter:
-		// it did not get its domain, and that is judged anyway.
+		// it did not get its domain, and that is judged anyway. So is a
+		// FAIL a platform backend read in Start: the host saw it.
+		if r.platformVerifies(c) {
+			canaries = append(canaries, hooks.Only(platformPostLaunch(c), hooks.Fail)...)
+		}
 		if len(hooks.Only(canaries, hooks.Fail)) == 0 {
 			return r.Store.writeRecordLocked(rec) // Running, unverified
 		}
@@ -143,6 +147,9 @@ func (r *Runtime) verifyPostLaunchLocked(rec *Record, c Container, sp *specs.Spe
 	var results []hooks.Result
 	pf, ok := r.postFacts()
 	switch {
+	case !ok && r.platformVerifies(c):
+		// What the backend read of its own sandbox in Start, judged here.
+		results = platformPostLaunch(c)
 	case !ok:
 		results = []hooks.Result{{Check: "P1/identity", Verdict: hooks.Unavailable, Expected: "host facts of the running process", Found: "this platform reads none"}}
 	case rec.Baseline == nil:
@@ -278,10 +285,11 @@ func (r *Runtime) Verify(id string) ([]hooks.Result, error) {
 		return nil, Errorf(ErrWrongState, "verify %q: container is %s, not running", id, st)
 	}
 	pf, ok := r.postFacts()
-	if !ok {
+	platform := !ok && r.platformVerifies(c)
+	if !ok && !platform {
 		return nil, Errorf(ErrBackendUnavailable, "verify %q: no host facts on this platform", id)
 	}
-	if rec.Baseline == nil {
+	if ok && rec.Baseline == nil {
 		return nil, Errorf(ErrPostLaunchFailed, "verify %q: no baseline was recorded at create; the container cannot be verified", id)
 	}
 	sp, err := r.Store.readSpec(rec)
@@ -292,8 +300,17 @@ func (r *Runtime) Verify(id string) ([]hooks.Result, error) {
 		}
 		return nil, fmt.Errorf("verify %q: %w", id, err)
 	}
-	removed := withCurrentLimits(sp, rec.Limits)
 	start := time.Now()
+	if platform {
+		// The backend reads its sandbox again; the core judges it as it
+		// judges Linux's facts.
+		results, err := platformOnDemand(c)
+		if err != nil {
+			return nil, err
+		}
+		return results, r.judgeLocked(rec, c, phaseVerify, results, time.Since(start))
+	}
+	removed := withCurrentLimits(sp, rec.Limits)
 	results := append(hooks.OnDemand(r.liveInput(rec, c, sp), pf), removedLimits(removed)...)
 	results = append(results, launchCanaries(rec)...)
 	return results, r.judgeLocked(rec, c, phaseVerify, results, time.Since(start))

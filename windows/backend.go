@@ -37,14 +37,16 @@ type Backend struct {
 	// Self is the vetto-runtime executable: the holder and the probe.
 	Self    string
 	Version string
-	// Warnf says what a launch accepted (its degradations) until the
-	// core's launch line carries a backend's own. nil says nothing.
+	// Warnf reports what does not fail an operation. The degradations a
+	// launch accepted are no longer said here: the core's launch line
+	// carries them (Platform). nil says nothing.
 	Warnf func(format string, args ...any)
 }
 
 var (
-	_ runtime.Backend = (*Backend)(nil)
-	_ runtime.Doctor  = (*Backend)(nil)
+	_ runtime.Backend         = (*Backend)(nil)
+	_ runtime.Doctor          = (*Backend)(nil)
+	_ runtime.PlatformBackend = (*Backend)(nil)
 )
 
 // New is the backend for this process.
@@ -56,25 +58,42 @@ func New(version string, warnf func(string, ...any)) *Backend {
 func (*Backend) Name() string { return "windows" }
 
 // Create translates the spec, refuses it with every reason at once if the
-// job, token and AppContainer cannot honour it (ErrDegradedRefused, exit
+// job, token and AppContainer cannot express it (ErrDegradedRefused, exit
 // 125), and otherwise has a holder create the process suspended inside
-// its job.
+// its job. Whether the plan's degradations are acceptable is the core's
+// decision, made before (see Platform); its verdicts on the suspended
+// process are the core's to judge (runtime.VerifyingContainer).
 func (b *Backend) Create(req *runtime.CreateRequest) (runtime.Container, runtime.Foreground, error) {
-	plan, dec, err := b.Plan(req, appContainerName(req.ID))
+	plan, err := b.Plan(req, appContainerName(req.ID))
 	if err != nil {
 		return nil, nil, err
 	}
-	return b.launch(req, plan, dec)
+	if err := plan.refused(); err != nil {
+		return nil, nil, fmt.Errorf("create %q: %w", req.ID, err)
+	}
+	return b.launch(req, plan)
 }
 
-// Plan is the translation of req and the level's decision on it, before
-// anything exists.
-func (b *Backend) Plan(req *runtime.CreateRequest, name string) (*Plan, *Decision, error) {
+// Platform is req's translation as the launch evaluator reads it
+// (runtime.PlatformBackend): what Create would refuse, and what it gives
+// only in part. The profile name is one for this question only: what is
+// refused or degraded does not depend on it.
+func (b *Backend) Platform(req *runtime.CreateRequest) (*runtime.PlatformFacts, error) {
+	plan, err := b.Plan(req, appContainerName(req.ID))
+	if err != nil {
+		return nil, err
+	}
+	return plan.LaunchFacts(), nil
+}
+
+// Plan is the translation of req, before anything exists: the spec's own
+// refusals and those of the request's options beyond it.
+func (b *Backend) Plan(req *runtime.CreateRequest, name string) (*Plan, error) {
 	if req.Spec == nil {
-		return nil, nil, runtime.Errorf(runtime.ErrInvalidInput, "no spec")
+		return nil, runtime.Errorf(runtime.ErrInvalidInput, "no spec")
 	}
 	if b.Self == "" {
-		return nil, nil, runtime.Errorf(runtime.ErrBackendUnavailable, "the windows backend needs its own executable as the holder, and cannot find it")
+		return nil, runtime.Errorf(runtime.ErrBackendUnavailable, "the windows backend needs its own executable as the holder, and cannot find it")
 	}
 	plan := Translate(Input{Spec: req.Spec, Self: b.Self, Name: name})
 	if req.Landlock != "" {
@@ -89,15 +108,7 @@ func (b *Backend) Plan(req *runtime.CreateRequest, name string) (*Plan, *Decisio
 	if req.PreserveFDs > 0 {
 		plan.Refusals = append(plan.Refusals, Refusal{Field: "--preserve-fds", Rule: "windows.preserve-fds", Reason: "only the three standard handles are passed into the job"})
 	}
-	level, allow, err := LevelOf(req.Spec.Annotations)
-	if err != nil {
-		return nil, nil, err
-	}
-	dec, err := plan.Decide(level, allow)
-	if err != nil {
-		return plan, nil, fmt.Errorf("create %q: %w", req.ID, err)
-	}
-	return plan, dec, nil
+	return plan, nil
 }
 
 // appContainerName is a profile name unique to this create: a crashed

@@ -18,7 +18,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
@@ -44,9 +43,12 @@ type state struct {
 	SID         string            `json:"sid"`
 	Self        string            `json:"self"`
 	Plan        *Plan             `json:"plan"`
-	Level       runtime.Level     `json:"level"`
-	Degraded    []string          `json:"degraded,omitempty"`
-	Verdicts    []hooks.Result    `json:"verdicts,omitempty"`
+	// Verdicts are the checks on the suspended process at create,
+	// Running those on the running one (and the canaries) at start:
+	// reported to the core (runtime.VerifyingContainer), which judges
+	// them.
+	Verdicts []hooks.Result `json:"verdicts,omitempty"`
+	Running  []hooks.Result `json:"running,omitempty"`
 }
 
 func randomHex(n int) string {
@@ -67,7 +69,7 @@ func writeFileAtomic(path string, v any) error {
 	return os.Rename(tmp, path)
 }
 
-func (b *Backend) launch(req *runtime.CreateRequest, plan *Plan, dec *Decision) (_ runtime.Container, _ runtime.Foreground, retErr error) {
+func (b *Backend) launch(req *runtime.CreateRequest, plan *Plan) (_ runtime.Container, _ runtime.Foreground, retErr error) {
 	app := ""
 	if len(plan.Args) > 0 {
 		var err error
@@ -134,25 +136,15 @@ func (b *Backend) launch(req *runtime.CreateRequest, plan *Plan, dec *Decision) 
 		return nil, nil, runtime.Errorf(runtime.ErrSpawnFailed, "create %q: holder: %s", req.ID, msg.Err)
 	}
 	c.st = &state{ID: req.ID, Bundle: req.Bundle, Annotations: req.Spec.Annotations, Pid: msg.Pid, HolderPid: cmd.Process.Pid,
-		Pipe: cfg.Pipe, SID: msg.SID, Self: b.Self, Plan: plan, Level: dec.Level}
-	results := Judge(plan, msg.SID, *msg.Facts)
-	c.st.Verdicts = results
-	degraded, err := Gate(dec.Level, results)
-	if err != nil {
-		return nil, nil, fmt.Errorf("create %q: %w", req.ID, err)
-	}
-	for _, d := range dec.Accepted {
-		c.st.Degraded = append(c.st.Degraded, d.String())
-	}
-	c.st.Degraded = append(c.st.Degraded, degraded...)
+		Pipe: cfg.Pipe, SID: msg.SID, Self: b.Self, Plan: plan}
+	// Judged by the core (PreLaunch): the process is suspended, so nothing
+	// of the workload runs before the verdicts are.
+	c.st.Verdicts = Judge(plan, msg.SID, *msg.Facts)
 	if err := c.save(); err != nil {
 		return nil, nil, fmt.Errorf("create %q: %w", req.ID, err)
 	}
 	// The holder outlives this process; nothing here waits on it.
 	_ = cmd.Process.Release()
-	if b.Warnf != nil && len(c.st.Degraded) > 0 {
-		b.Warnf("windows %q: degraded: %s", req.ID, strings.Join(c.st.Degraded, "; "))
-	}
 	if req.Foreground {
 		return c, &foreground{c: c}, nil
 	}
@@ -278,10 +270,10 @@ func (c *container) OCIState() (*specs.State, error) {
 	return &specs.State{Version: specs.Version, ID: c.st.ID, Status: specs.ContainerState(st), Pid: pid, Bundle: c.st.Bundle, Annotations: c.st.Annotations}, nil
 }
 
-// Start has the holder resume the suspended thread, then verifies the
+// Start has the holder resume the suspended thread, then reads the
 // running process from the host (its job, its token) and runs the
-// canaries in the job. The core has no post-launch facts for Windows yet,
-// so the backend does this itself; a FAIL fails Start.
+// canaries in the job. It only reports: the core judges the verdicts
+// (PostLaunch) as it judges Linux's, and kills the container on a FAIL.
 func (c *container) Start(_ *specs.Spec, canary *hooks.ProbeConfig) (*hooks.ProbeReport, error) {
 	if canary != nil {
 		// The core asks for in-process canaries only where it reads host
@@ -298,20 +290,23 @@ func (c *container) start() error {
 	if _, err := c.call(request{Op: "start"}); err != nil {
 		return runtime.Errorf(runtime.ErrSpawnFailed, "start %q: %w", c.st.ID, err)
 	}
+	c.st.Running = append(c.running(), c.canaries()...)
+	return c.save()
+}
+
+// running asks the holder for the live process's facts and judges them
+// against the plan; facts it cannot get are UNAVAILABLE, never PASS.
+func (c *container) running() []hooks.Result {
 	resp, err := c.call(request{Op: "facts"})
-	var results []hooks.Result
-	if err != nil {
-		results = append(results, hooks.Result{Check: "job/member", Verdict: hooks.Unavailable, Evidence: hooks.HostFact, Found: err.Error()})
-	} else {
-		results = Judge(c.st.Plan, c.st.SID, *resp.Facts)
+	if err != nil || resp.Facts == nil {
+		found := "the holder returned no facts"
+		if err != nil {
+			found = err.Error()
+		}
+		return []hooks.Result{{Check: "job/member", Verdict: hooks.Unavailable, Evidence: hooks.HostFact, Feature: string(runtime.FeatureVerify),
+			Expected: "IsProcessInJob = true", Found: found}}
 	}
-	results = append(results, c.canaries()...)
-	c.st.Verdicts = append(c.st.Verdicts, results...)
-	saveErr := c.save()
-	if failed := hooks.Only(results, hooks.Fail); len(failed) > 0 {
-		return runtime.Errorf(runtime.ErrPostLaunchFailed, "start %q: verification of the running process failed: %s", c.st.ID, hooks.Failed(failed))
-	}
-	return saveErr
+	return Judge(c.st.Plan, c.st.SID, *resp.Facts)
 }
 
 func (c *container) CgroupPaths() map[string]string { return map[string]string{} }
@@ -504,12 +499,18 @@ func (c *container) Update(*specs.LinuxResources) error {
 	return unsupported("update", c.st.ID, "changing a running job's limits is not implemented")
 }
 
-// Degradations are what this container runs without, accepted at its
-// level (proposed interface for the core's launch line).
-func (c *container) Degradations() []string { return c.st.Degraded }
+var _ runtime.VerifyingContainer = (*container)(nil)
 
-// Verdicts are the checks the backend ran itself.
-func (c *container) Verdicts() []hooks.Result { return c.st.Verdicts }
+// PreLaunch are the verdicts on the suspended process, read at create.
+func (c *container) PreLaunch() []hooks.Result { return c.st.Verdicts }
+
+// PostLaunch are the verdicts on the running process and the canaries,
+// read at start.
+func (c *container) PostLaunch() []hooks.Result { return c.st.Running }
+
+// OnDemand has the holder read the running process again, for verify (the
+// canaries ran once, at start: the core carries their verdicts).
+func (c *container) OnDemand() ([]hooks.Result, error) { return c.running(), nil }
 
 // foreground is run's handle: the holder answers "wait" when the process
 // exits. A Ctrl-C terminates the job.

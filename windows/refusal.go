@@ -1,11 +1,9 @@
 package windows
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/vetto-dev/vetto-runtime/runtime"
-	"github.com/vetto-dev/vetto-runtime/spec"
 )
 
 // Refusal is one field of the spec that a Job Object, a restricted token and an AppContainer cannot honour. Field is
@@ -45,58 +43,38 @@ type Note struct {
 // processes, not threads.
 const FeatureLimits = string(runtime.FeatureLimits)
 
-// Decision is what a level makes of a plan's degradations.
-type Decision struct {
-	Level    runtime.Level
-	Accepted []Degradation
-}
-
-// Decide applies level and the opt-ins in allow to p: every refusal, and
-// every degradation the level does not accept, is in the error (kind
-// runtime.ErrDegradedRefused, exit 125), all of them at once. The launch
-// evaluator will make this decision instead (with the same inputs);
-// until it exists the backend does.
-func (p *Plan) Decide(level runtime.Level, allow map[string]bool) (*Decision, error) {
-	var bad []string
+// LaunchFacts is the plan's account for the launch evaluator
+// (the evaluator's platform facts): every refusal and degradation, by its rule, and
+// the notes. The evaluator decides with the caller's level and opt-ins —
+// --security-level, --allow-degraded, the bundle's annotations, the floor
+// — as it decides everything on Linux; this backend no longer does. Its
+// containers report verdicts read from host facts (Verifies).
+func (p *Plan) LaunchFacts() *runtime.PlatformFacts {
+	out := &runtime.PlatformFacts{Name: "windows", Verifies: true, MasksLast: true}
 	for _, r := range p.Refusals {
-		bad = append(bad, r.String())
+		out.Refusals = append(out.Refusals, runtime.PlatformGap{Field: r.Field, Rule: r.Rule, Reason: r.Reason})
 	}
-	d := &Decision{Level: level}
 	for _, g := range p.Degradations {
-		switch {
-		case level == runtime.LevelStrict:
-			bad = append(bad, fmt.Sprintf("%s (%s): %s; level strict allows no degradation", g.Feature, g.Rule, g.Reason))
-		case level == runtime.LevelStandard && !g.Standard && !allow[g.Feature]:
-			bad = append(bad, fmt.Sprintf("%s (%s): %s; refused at level standard (accept it with dev.vetto.allow-degraded=%s, or level degraded)", g.Feature, g.Rule, g.Reason, g.Feature))
-		default:
-			d.Accepted = append(d.Accepted, g)
-		}
+		out.Degradations = append(out.Degradations, runtime.PlatformGap{Rule: g.Rule, Feature: runtime.Feature(g.Feature), Reason: g.Reason, Standard: g.Standard})
 	}
-	if len(bad) > 0 {
-		return nil, runtime.Errorf(runtime.ErrDegradedRefused, "the windows sandbox (Job Object, restricted token, AppContainer) cannot honour this bundle at level %s: %s", level, strings.Join(bad, "; "))
+	for _, n := range p.Notes {
+		out.Notes = append(out.Notes, n.Field+": "+n.Reason+" ["+n.Rule+"]")
 	}
-	return d, nil
+	return out
 }
 
-// LevelOf reads the level and the opt-ins a bundle states for itself
-// (dev.vetto.level, dev.vetto.allow-degraded). The CLI's --security-level
-// and --allow-degraded do not reach a backend today (CreateRequest has no
-// field for them), so a caller who lowered the level by flag is refused
-// here as at standard: the backend can only err towards refusing.
-func LevelOf(annotations map[string]string) (runtime.Level, map[string]bool, error) {
-	level := runtime.LevelStandard
-	if a, ok := annotations[spec.AnnotationLevel]; ok {
-		l, err := runtime.ParseLevel(a)
-		if err != nil {
-			return 0, nil, runtime.Errorf(runtime.ErrInvalidInput, "annotation %s: %w", spec.AnnotationLevel, err)
-		}
-		level = l
+// refused is the error of a plan with refusals: every one at once (kind
+// runtime.ErrDegradedRefused, exit 125). The core refuses such a spec
+// before the backend is asked (the same list, through the evaluator);
+// Create keeps this check because no sandbox may be built from a profile
+// that does not express the spec, whoever calls it.
+func (p *Plan) refused() error {
+	if len(p.Refusals) == 0 {
+		return nil
 	}
-	allow := map[string]bool{}
-	for _, f := range strings.Split(annotations[spec.AnnotationAllowDegraded], ",") {
-		if f = strings.TrimSpace(f); f != "" {
-			allow[f] = true
-		}
+	bad := make([]string, len(p.Refusals))
+	for i, r := range p.Refusals {
+		bad[i] = r.String()
 	}
-	return level, allow, nil
+	return runtime.Errorf(runtime.ErrDegradedRefused, "the windows sandbox (Job Object, restricted token, AppContainer) cannot honour this bundle: %s", strings.Join(bad, "; "))
 }

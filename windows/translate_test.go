@@ -80,27 +80,16 @@ func TestTranslateGolden(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := loadSpec(t, tt.name+".json")
 			p := Translate(testInput(s))
-			level, allow, err := LevelOf(s.Annotations)
-			if err != nil {
-				t.Fatal(err)
-			}
 			g := golden{Plan: p, Canaries: p.CanaryPlan()}
-			dec, err := p.Decide(level, allow)
+			level := bundleLevel(t, s)
+			degraded, err := decide(p, s, level)
 			if (err != nil) != tt.refused {
-				t.Fatalf("Decide at %s: err = %v, want refused=%v", level, err, tt.refused)
+				t.Fatalf("decision at %s: %v, want refused=%v", level, err, tt.refused)
 			}
-			if err != nil {
-				if !errors.Is(err, runtime.ErrDegradedRefused) || runtime.ExitCode(err) != runtime.ExitSandbox {
-					t.Fatalf("Decide error %v is not ErrDegradedRefused (exit 125)", err)
-				}
-				g.Decision = "refused: " + err.Error()
-			} else {
-				var acc []string
-				for _, d := range dec.Accepted {
-					acc = append(acc, d.String())
-				}
-				g.Decision = "accepted at " + dec.Level.String() + ": " + strings.Join(acc, "; ")
+			if err != nil && (!errors.Is(err, runtime.ErrDegradedRefused) || runtime.ExitCode(err) != runtime.ExitSandbox) {
+				t.Fatalf("refused with %v, not ErrDegradedRefused (exit 125)", err)
 			}
+			g.Decision = decisionText(level, degraded, err)
 			data, err := json.MarshalIndent(g, "", "  ")
 			if err != nil {
 				t.Fatal(err)
@@ -200,7 +189,7 @@ func TestBaseAccepted(t *testing.T) {
 	if len(p.Refusals)+len(p.Degradations) > 0 {
 		t.Fatalf("base: refusals %v degradations %v", p.Refusals, p.Degradations)
 	}
-	if _, err := p.Decide(runtime.LevelStandard, nil); err != nil {
+	if _, err := decide(p, base(), runtime.LevelStandard); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -345,17 +334,33 @@ func TestDecidePids(t *testing.T) {
 	s := base()
 	s.Linux = &specs.Linux{Namespaces: nil, Resources: &specs.LinuxResources{Pids: &specs.LinuxPids{Limit: ptr(int64(64))}}}
 	p := Translate(testInput(s))
-	if _, err := p.Decide(runtime.LevelStandard, nil); !errors.Is(err, runtime.ErrDegradedRefused) || !strings.Contains(err.Error(), "windows.pids-threads") {
-		t.Fatalf("standard without opt-in: %v", err)
+	tests := []struct {
+		name   string
+		level  runtime.Level
+		allow  []runtime.Feature
+		refuse string
+	}{
+		{"standard without opt-in", runtime.LevelStandard, nil, "standard.degradation"},
+		{"standard, accepted", runtime.LevelStandard, []runtime.Feature{runtime.FeatureLimits}, ""},
+		{"degraded", runtime.LevelDegraded, nil, ""},
+		{"strict, accepted", runtime.LevelStrict, []runtime.Feature{runtime.FeatureLimits}, "strict.no-degradation"},
 	}
-	if _, err := p.Decide(runtime.LevelStandard, map[string]bool{FeatureLimits: true}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.Decide(runtime.LevelDegraded, nil); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.Decide(runtime.LevelStrict, map[string]bool{FeatureLimits: true}); !errors.Is(err, runtime.ErrDegradedRefused) {
-		t.Fatalf("strict: %v", err)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			degraded, err := decide(p, s, tt.level, tt.allow...)
+			if tt.refuse == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(degraded) != 1 || !strings.Contains(degraded[0], "windows.pids-threads") {
+					t.Fatalf("degraded %v, want windows.pids-threads named", degraded)
+				}
+				return
+			}
+			if !errors.Is(err, runtime.ErrDegradedRefused) || !strings.Contains(err.Error(), tt.refuse) || !strings.Contains(err.Error(), "windows.pids-threads") {
+				t.Fatalf("decision %v, want %s naming windows.pids-threads", err, tt.refuse)
+			}
+		})
 	}
 }
 

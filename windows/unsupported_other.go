@@ -12,7 +12,7 @@ import (
 // This file is the backend off Windows, where only the translator, the
 // judges and their tests are of use: nothing launches.
 
-func (b *Backend) launch(req *runtime.CreateRequest, _ *Plan, _ *Decision) (runtime.Container, runtime.Foreground, error) {
+func (b *Backend) launch(req *runtime.CreateRequest, _ *Plan) (runtime.Container, runtime.Foreground, error) {
 	return nil, nil, runtime.Errorf(runtime.ErrBackendUnavailable, "create %q: the windows backend (Job Object, AppContainer) runs only on Windows, not %s", req.ID, goruntime.GOOS)
 }
 

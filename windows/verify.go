@@ -54,7 +54,10 @@ func Judge(p *Plan, sid string, f Facts) []hooks.Result {
 		r := hooks.Result{Check: check, Evidence: hooks.HostFact, Expected: expected, Found: found}
 		switch {
 		case errText != "":
-			r.Verdict, r.Found = hooks.Unavailable, errText
+			// A fact that could not be read is the verify degradation,
+			// as on Linux: refused at strict and, unless accepted, at
+			// standard; never a PASS. A FAIL is never degradable.
+			r.Verdict, r.Found, r.Feature = hooks.Unavailable, errText, string(runtime.FeatureVerify)
 		case ok:
 			r.Verdict = hooks.Pass
 		default:
@@ -85,26 +88,6 @@ func Judge(p *Plan, sid string, f Facts) []hooks.Result {
 	add("token/privileges", "none but "+privilegeChangeNotify, f.PrivilegesErr, len(extra) == 0, strings.Join(f.Privileges, ","))
 	add("token/administrators", "absent or deny-only", f.GroupsErr, !f.AdminEnabled, "enabled="+strconv.FormatBool(f.AdminEnabled))
 	return out
-}
-
-// Gate decides whether a launch may go on after its checks (pure): a
-// FAIL never; UNAVAILABLE or PARTIAL only at level degraded, where each
-// is returned as a named degradation to record.
-func Gate(level runtime.Level, results []hooks.Result) ([]string, error) {
-	var fatal, degraded []string
-	for _, r := range results {
-		switch {
-		case r.Verdict == hooks.Pass:
-		case r.Verdict != hooks.Fail && level == runtime.LevelDegraded:
-			degraded = append(degraded, "verification: "+r.String())
-		default:
-			fatal = append(fatal, r.String())
-		}
-	}
-	if len(fatal) > 0 {
-		return nil, runtime.Errorf(runtime.ErrPreLaunchFailed, "verification of the process in its job failed: %s", strings.Join(fatal, "; "))
-	}
-	return degraded, nil
 }
 
 // CanaryPlan is what the probe tries, created in the same job with the

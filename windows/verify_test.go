@@ -1,7 +1,6 @@
 package windows
 
 import (
-	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -84,18 +83,23 @@ func TestJudge(t *testing.T) {
 	}
 }
 
-func TestGate(t *testing.T) {
-	pass := hooks.Result{Check: "a", Verdict: hooks.Pass}
-	unavail := hooks.Result{Check: "b", Verdict: hooks.Unavailable}
-	fail := hooks.Result{Check: "c", Verdict: hooks.Fail}
-	if _, err := Gate(runtime.LevelStandard, []hooks.Result{pass, unavail}); !errors.Is(err, runtime.ErrPreLaunchFailed) {
-		t.Fatalf("unavailable at standard: %v", err)
+// A fact the holder could not read is UNAVAILABLE and tagged verify, so
+// the core's evaluator treats it as the verify degradation; a FAIL is
+// never tagged (never degradable).
+func TestJudgeTagsUnavailable(t *testing.T) {
+	b := Translate(testInput(base()))
+	f := goodFacts(b)
+	f.InJobErr, f.Integrity = "ACCESS_DENIED", 0x2000
+	for _, r := range Judge(b, testSID, f) {
+		switch {
+		case r.Verdict == hooks.Unavailable && r.Feature != string(runtime.FeatureVerify):
+			t.Errorf("%s UNAVAILABLE tagged %q, want verify", r.Check, r.Feature)
+		case r.Verdict != hooks.Unavailable && r.Feature != "":
+			t.Errorf("%s %s tagged %q", r.Check, r.Verdict, r.Feature)
+		}
 	}
-	if d, err := Gate(runtime.LevelDegraded, []hooks.Result{pass, unavail}); err != nil || len(d) != 1 {
-		t.Fatalf("unavailable at degraded: %v %v", d, err)
-	}
-	if _, err := Gate(runtime.LevelDegraded, []hooks.Result{fail}); !errors.Is(err, runtime.ErrPreLaunchFailed) {
-		t.Fatalf("fail at degraded: %v", err)
+	if v := Judge(b, testSID, f); !slices.ContainsFunc(v, func(r hooks.Result) bool { return r.Check == "token/integrity" && r.Verdict == hooks.Fail }) {
+		t.Fatalf("medium integrity not a FAIL: %v", v)
 	}
 }
 
@@ -189,7 +193,7 @@ func TestExampleSpecAccepted(t *testing.T) {
 	if len(p.Refusals) > 0 {
 		t.Fatalf("example refused: %v", p.Refusals)
 	}
-	if _, err := p.Decide(runtime.LevelStandard, nil); err != nil {
+	if _, err := decide(p, s, runtime.LevelStandard); err != nil {
 		t.Fatal(err)
 	}
 	if f, err := b.Features(); err != nil || f.Linux != nil || !slices.Contains(f.Hooks, "poststart") {

@@ -69,6 +69,10 @@ type Host struct {
 	// Config and Rootfs are the bundle's config.json and root filesystem,
 	// symlinks resolved.
 	Config, Rootfs string
+	// Platform is what the backend's own translator found its platform
+	// cannot honour (darwin, windows); nil on Linux, whose gaps the
+	// evaluator reads from the spec and the host above.
+	Platform *Platform
 }
 
 // Cgroups is what the caller of the runtime may do with cgroups here.
@@ -202,7 +206,7 @@ func Evaluate(req Request, host Host, floor *Floor) *Decision {
 		withoutCgroup(s, d, host.Cgroups.Unusable, &v)
 	}
 	selfWritable(s, host, &v)
-	if bad := uncoveredMasks(s); len(bad) > 0 {
+	if bad := uncoveredMasks(s); len(bad) > 0 && (host.Platform == nil || !host.Platform.MasksLast) {
 		v.add(RuleMasksCovered, "masked paths the process would see: %s", strings.Join(bad, "; "))
 	}
 
@@ -242,6 +246,7 @@ func Evaluate(req Request, host Host, floor *Floor) *Decision {
 			d.Relay = true
 		}
 	}
+	platformGaps(host.Platform, d, &v)
 	if req.NoVerify {
 		d.degrade(FeatureVerify, "post-launch verification skipped (--no-verify)", &v)
 		d.Unverified = true
@@ -287,6 +292,12 @@ func decideLevel(req Request, floor *Floor, v *violations) Level {
 // degrade accepts a missing feature where the level and the floor allow it,
 // and otherwise records the violation that refuses the launch.
 func (d *Decision) degrade(f Feature, why string, v *violations) {
+	d.degradeAt(f, why, false, v)
+}
+
+// degradeAt is degrade for a feature the standard level accepts without
+// an opt-in when standard is true (a platform's own, PlatformGap).
+func (d *Decision) degradeAt(f Feature, why string, standard bool, v *violations) {
 	switch {
 	case d.floor.forbidsDegradation(f):
 		rule := RuleFloorDegradations
@@ -298,7 +309,7 @@ func (d *Decision) degrade(f Feature, why string, v *violations) {
 		v.add(RuleStrictVerify, "%s; level strict requires verification", why)
 	case d.Level == Strict:
 		v.add(RuleStrictNoDegradation, "%s; level strict allows no degradation", why)
-	case d.Level == Standard && !d.Allow[f]:
+	case d.Level == Standard && !d.Allow[f] && !standard:
 		v.addRemedy(RuleDegradeStandard, fmt.Sprintf("accept it with --allow-degraded=%s, or use --security-level degraded", f), "%s; refused at level standard", why)
 	default:
 		d.Degraded = append(d.Degraded, Degradation{Feature: f, Reason: why})

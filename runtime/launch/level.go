@@ -85,6 +85,14 @@ const (
 	// FeatureVerify: no post-launch verification (--no-verify), or no
 	// host facts to verify with on this platform.
 	FeatureVerify Feature = "verify"
+	// FeatureCleanup: a teardown that cannot prove every process gone (no
+	// pid namespace and no cgroup: darwin kills the process group and the
+	// descendants it finds).
+	FeatureCleanup Feature = "cleanup"
+	// FeatureNoNewPrivs: noNewPrivileges or nosuid binds the platform
+	// cannot honour (darwin): a set-id program runs with its owner's ids,
+	// inside the same sandbox.
+	FeatureNoNewPrivs Feature = "no-new-privs"
 )
 
 // features describes each feature, for --help and errors.
@@ -94,6 +102,8 @@ var features = map[Feature]string{
 	FeatureLimits:     "memory/pids limits that are not applied, or that an update removes",
 	FeatureCgroupKill: "cgroup.kill for teardown (kernel < 5.14 or no cgroup v2)",
 	FeatureVerify:     "post-launch verification (--no-verify, or no host facts on this platform)",
+	FeatureCleanup:    "a teardown that proves every process gone (darwin: no pid namespace or cgroup; a process that left the process group is not found)",
+	FeatureNoNewPrivs: "noNewPrivileges and nosuid binds (darwin has neither: a set-id program gains its owner's ids, inside the same sandbox)",
 }
 
 // bundleFeatures are the features a bundle may accept for itself
@@ -101,7 +111,7 @@ var features = map[Feature]string{
 // asks for, which it could as well not ask for. Verification and
 // cgroup.kill are the runtime's own guarantees, never the bundle's to give
 // up; only the caller can (--allow-degraded), and the floor can forbid it.
-var bundleFeatures = map[Feature]bool{FeatureLandlock: true, FeatureNetwork: true, FeatureLimits: true}
+var bundleFeatures = map[Feature]bool{FeatureLandlock: true, FeatureNetwork: true, FeatureLimits: true, FeatureNoNewPrivs: true}
 
 // FeatureNames lists the known features, sorted.
 func FeatureNames() []string {

@@ -65,6 +65,7 @@ const (
 	RulePostureAnnotated RuleID = "posture.annotation"
 	RuleMasksCovered     RuleID = "masks.covered"
 	RuleNetAnnotation    RuleID = "network.annotation"
+	RulePlatformRefused  RuleID = "platform.refused"
 
 	RuleStrictLinux          RuleID = "strict.linux"
 	RuleStrictNamespaces     RuleID = "strict.namespaces"
@@ -122,7 +123,7 @@ var Rules = []Rule{
 	{RuleLevelAnnotation, "every level", KindFloor, "the bundle's dev.vetto.level may raise the level; lowering it below standard (or below the caller's --security-level) needs an operator floor whose min_level allows that level", "remove the annotation, pass --security-level, or set min_level in the operator floor"},
 	{RuleLevelUnknown, "every level", KindInput, "a level is strict, standard or degraded", "fix the --security-level value or the dev.vetto.level annotation"},
 	{RuleEnvVetto, "strict", KindLevel, "no VETTO_* variable in the runtime's environment: the environment never changes what is enforced (elsewhere: reported as ignored)", "unset the variables"},
-	{RuleBundleFeature, "every level", KindInput, "a bundle's dev.vetto.allow-degraded may accept only degradations of what the bundle itself asks for (landlock, network, limits); verification and cgroup.kill are the runtime's guarantees", "remove them from the annotation; a caller can pass --allow-degraded"},
+	{RuleBundleFeature, "every level", KindInput, "a bundle's dev.vetto.allow-degraded may accept only degradations of what the bundle itself asks for (landlock, network, limits, no-new-privs); verification, cgroup.kill and cleanup are the runtime's guarantees", "remove them from the annotation; a caller can pass --allow-degraded"},
 	{RuleBundleSelfWrite, "every level", KindLevel, "the bundle's config.json and root filesystem are not under a read-write mount of the same bundle (a container that can rewrite its own bundle decides its next run)", "keep the bundle outside every writable mount: compile it with --bundle outside the project"},
 	{RuleCgroupInUse, "every level", KindLevel, "the container's cgroupsPath does not name a cgroup that exists and holds processes before create (teardown would kill them)", "use a fresh cgroupsPath, or leave it unset"},
 	{RuleRootlessUserns, "every level", KindHost, "a rootless caller can make the user namespace the spec asks for: user namespaces on, and (where AppArmor restricts them) its uid map written, as doctor's userns-probe makes it", "on an AppArmor-restricted host install packaging/apparmor/vetto-runtime (docs/rootless.md), never turn the restriction off; elsewhere the sysctl the message names"},
@@ -132,6 +133,7 @@ var Rules = []Rule{
 	{RuleLandlockProbe, "every level", KindHost, "the host's Landlock ABI can be read when the bundle asks for Landlock", "check the kernel (vetto-runtime doctor)"},
 	{RuleMasksCovered, "every level", KindLevel, "every path the bundle says it masks (dev.vetto.masked) is masked where the process sees it: no later mount covers the mask or shows something inside it", "put the masks after every mount (vetto-runtime spec does)"},
 	{RuleNetAnnotation, "every level", KindInput, "a network allowlist names its mode (dev.vetto.net: allowlist or strict) and at least one rule (dev.vetto.net.allow, a JSON array) the egress relay accepts: a host, *.domain or host:port (only host:port at strict), never an IP literal", "fix the annotations, or compile the bundle from a policy (policy check names the line)"},
+	{RulePlatformRefused, "every level", KindLevel, "the backend's platform can honour every field of the spec and option of the request (darwin's Seatbelt; Windows' job, restricted token and AppContainer): its translator names each one it cannot, with the platform's rule (darwin.seccomp, windows.user, …: docs/platforms.md), all at once", "remove what the message names from the bundle, or run the bundle on Linux"},
 	{RulePostureAnnotated, "every level", KindLevel, "a bundle annotated dev.vetto.posture=isolated gives nothing of the host away (see the posture)", "remove what weakens the posture, or the annotation"},
 
 	{RuleStrictLinux, "strict", KindLevel, "the spec has a linux section: namespaces, cgroups, seccomp", "add one (vetto-runtime spec writes a starter)"},
