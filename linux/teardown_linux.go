@@ -163,30 +163,30 @@ func killCgroup(m cgroups.Manager) (int, string, error) {
 	if len(pids) == 0 {
 		return 0, "none", nil
 	}
-	// Frozen, nothing forks between the count and the kill.
-	frozen := m.Freeze(cgroups.Frozen) == nil
-	thaw := func() {
-		if frozen {
-			_ = m.Freeze(cgroups.Thawed)
+	// cgroup.kill is one step the kernel applies to every process of the
+	// tree, forks included: nothing to freeze first. (Freezing first
+	// cost a wait for "frozen 1", which libcontainer bounds at 10 s; one
+	// that timed out under a slow guest left cgroup.freeze at 1, and every
+	// `state` after it waited 10 s for a freeze that never came.)
+	if dir := m.Path(""); dir != "" {
+		err := cgroups.WriteFile(dir, hooks.CgroupKillFile, "1")
+		if err == nil {
+			return len(pids), "cgroup.kill", nil
 		}
+		if !errors.Is(err, os.ErrNotExist) {
+			return 0, "cgroup.kill", err
+		}
+		// A kernel before 5.14: no cgroup.kill; freeze and signal each.
 	}
+	// Frozen, nothing forks between the count and the kill. A freeze that
+	// failed (or timed out half-way) is undone all the same.
+	frozen := m.Freeze(cgroups.Frozen) == nil
+	thaw := func() { _ = m.Freeze(cgroups.Thawed) }
 	if frozen {
 		if pids, err = m.GetAllPids(); err != nil {
 			thaw()
 			return 0, "none", err
 		}
-	}
-	if dir := m.Path(""); dir != "" {
-		err := cgroups.WriteFile(dir, hooks.CgroupKillFile, "1")
-		if err == nil {
-			thaw()
-			return len(pids), "cgroup.kill", nil
-		}
-		if !errors.Is(err, os.ErrNotExist) {
-			thaw()
-			return 0, "cgroup.kill", err
-		}
-		// A kernel before 5.14: no cgroup.kill; signal each below.
 	}
 	method := "sigkill-each"
 	if frozen {
