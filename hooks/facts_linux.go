@@ -393,7 +393,7 @@ func nsIoctl(fd int, op uintptr) (int, error) {
 	return int(r), nil
 }
 
-var _ ProcFactsExtra = ProcFacts{}
+var _ LimitFacts = ProcFacts{}
 
 func (ProcFacts) Limits(pid int) (map[string][2]uint64, error) {
 	path := "/proc/" + strconv.Itoa(pid) + "/limits"

@@ -48,7 +48,7 @@ func PostExec(in LiveInput, f PostFacts) []Result {
 
 // rlimits is P7/rlimit where the platform reads a process's limits.
 func rlimits(in LiveInput, f PostFacts) []Result {
-	x, ok := f.(ProcFactsExtra)
+	x, ok := f.(LimitFacts)
 	if !ok {
 		return nil
 	}

@@ -10,10 +10,10 @@ import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 )
 
-// ProcFactsExtra reads a fact of a live process the spec sets directly
+// LimitFacts reads a fact of a live process the spec sets directly
 // and nothing else reads back: its resource limits. A platform without it
 // has no such interface, and P7/rlimit is not judged there.
-type ProcFactsExtra interface {
+type LimitFacts interface {
 	// Limits is /proc/<pid>/limits, by the kernel's name of each limit
 	// ("Max open files"): soft and hard, math.MaxUint64 for unlimited.
 	Limits(pid int) (map[string][2]uint64, error)
