@@ -43,6 +43,7 @@ for g in "$@"; do
 		echo "  ok    ${line[$g]}"
 	else
 		echo "  FAIL  ${line[$g]}"
+		grep -E "^vm $g: FAIL: " "$VM_OUT/$g.out" | sort -u | sed 's/^/        /' || true
 		bad=$((bad + 1))
 	fi
 	if [ -f "$VM_OUT/$g/summary" ]; then

@@ -22,7 +22,7 @@ VM_ROOTLESS_TESTS ?= ^TestRootless
 # powered off is killed and reported failed (seconds).
 VM_SMP     ?= 2
 VM_MEM     ?= 2G
-VM_TIMEOUT ?= 1500
+VM_TIMEOUT ?= 2100
 # Guest images, cached by content (suite + package list + setup); outside
 # the source tree.
 VM_CACHE   ?= $(if $(filter 0,$(shell id -u)),/var/cache/vetto-vm,$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/vetto-vm)

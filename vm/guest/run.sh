@@ -143,7 +143,7 @@ else
 	runuser -u "$user" -- env XDG_RUNTIME_DIR="/run/user/$uid" \
 		systemd-run --user --wait --pipe --collect --quiet -p Delegate=yes \
 		--working-directory="$opt/integration" -E CI=true -E TESTONLY_VETTO_BINARY="$vetto" \
-		./integration.test -test.v -test.count=1 -test.timeout "$TEST_TIMEOUT" \
+		./integration.test -test.v -test.count=1 -test.timeout "${ROOTLESS_TEST_TIMEOUT:-$TEST_TIMEOUT}" \
 		-test.run "$VM_ROOTLESS_TESTS" >"$out/rootless.log" 2>&1 </dev/null
 	echo $? >"$out/rootless.rc"
 	set -e
