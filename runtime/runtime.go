@@ -48,7 +48,7 @@ func New(root string, b Backend, facts hooks.Facts, warnf func(string, ...any)) 
 	if warnf == nil {
 		warnf = func(string, ...any) {}
 	}
-	return &Runtime{Store: Store{Root: root, Waitf: warnf, batch: &auditBatch{}}, Backend: b, Facts: facts, Warnf: warnf, Launchf: warnf}, nil
+	return &Runtime{Store: Store{Root: root, Waitf: warnf, batch: &auditBatch{}, frozen: &frozenMemo{}}, Backend: b, Facts: facts, Warnf: warnf, Launchf: warnf}, nil
 }
 
 // loadLocked locks container id and loads its record and backend container.

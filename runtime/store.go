@@ -39,6 +39,9 @@ type Store struct {
 	// batch, when set, holds this process's audit events until they go
 	// out together (auditLocked); nil writes each at once.
 	batch *auditBatch
+	// frozen, when set, keeps the frozen specs this process wrote
+	// (readSpec); nil reads every one from disk.
+	frozen *frozenMemo
 }
 
 // locked hands out a container lock that, when released, first writes
@@ -307,6 +310,7 @@ func (s Store) removeLocked(id string) error {
 		return fmt.Errorf("remove state of %q: %w", id, err)
 	}
 	s.Evidence.forgetFrozen(s.Root, id)
+	s.frozen.forget(id)
 	return nil
 }
 

@@ -1,0 +1,65 @@
+package runtime
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+)
+
+// Within the process that froze a spec, readSpec takes the bytes create
+// verified; another process (a Store without the memo) reads the file, and
+// a rewrite of it is a mismatch there. Each read is a spec of its own.
+func TestFrozenSpecReadOncePerProcess(t *testing.T) {
+	root := t.TempDir()
+	writer := Store{Root: root, frozen: &frozenMemo{}}
+	l, err := writer.createDirLocked("c1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.unlock()
+	f, err := freeze(&specs.Spec{Version: "1.0.2", Process: &specs.Process{Args: []string{"/bin/true"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := writer.freezeSpecLocked("c1", f); err != nil {
+		t.Fatal(err)
+	}
+	rec := &Record{ID: "c1", SpecHash: f.hash}
+
+	// The file on disk is rewritten: the memo'd bytes are what was verified.
+	path := filepath.Join(writer.dir("c1"), specFileName)
+	if err := os.WriteFile(path, []byte(`{"ociVersion":"1.0.2","process":{"args":["/payload"]}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a, err := writer.readSpec(rec)
+	if err != nil {
+		t.Fatalf("readSpec in the freezing process: %v", err)
+	}
+	if got := a.Process.Args[0]; got != "/bin/true" {
+		t.Fatalf("readSpec in the freezing process gave args[0] %q, want the frozen /bin/true", got)
+	}
+	a.Process.Args[0] = "/changed"
+	b, err := writer.readSpec(rec)
+	if err != nil || b.Process.Args[0] != "/bin/true" {
+		t.Fatalf("a second readSpec shares the first's spec: %v %v", b, err)
+	}
+
+	other := Store{Root: root}
+	if _, err := other.readSpec(rec); !errors.Is(err, ErrSpecMismatch) {
+		t.Fatalf("readSpec in another process after a rewrite: %v, want ErrSpecMismatch", err)
+	}
+
+	// A record naming another hash is never answered from the memo.
+	if _, err := writer.readSpec(&Record{ID: "c1", SpecHash: "00"}); !errors.Is(err, ErrSpecMismatch) {
+		t.Fatalf("readSpec with another hash: %v, want ErrSpecMismatch", err)
+	}
+	if err := writer.removeLocked("c1"); err != nil {
+		t.Fatal(err)
+	}
+	if writer.frozen.bytes("c1", f.hash) != nil {
+		t.Fatal("the memo still holds a removed container's spec")
+	}
+}
