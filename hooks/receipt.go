@@ -26,6 +26,16 @@ type Receipt struct {
 	// PidNamespaceGone: no process is left in the container's own pid
 	// namespace (true when it had none of its own and its cgroup is empty).
 	PidNamespaceGone bool `json:"pid_namespace_gone"`
+	// InitExited: the backend saw the container's init exit (stopped or a
+	// zombie), after the kill. For an init that is pid 1 of the
+	// container's own pid namespace that is the proof the namespace is
+	// empty: the kernel lets it exit only once it has killed and waited for
+	// every other process in it (zap_pid_ns_processes).
+	InitExited bool `json:"init_exited,omitempty"`
+	// PidNamespaceProof says what PidNamespaceGone rests on: "init-exited"
+	// (the above), "scan" (no process on the host is in the namespace) or
+	// "" (the container had no pid namespace of its own).
+	PidNamespaceProof string `json:"pid_namespace_proof,omitempty"`
 	// RelayStopped: no egress relay of this container runs, checked on
 	// the host (true for a container that had none).
 	RelayStopped bool `json:"relay_stopped"`

@@ -5,8 +5,11 @@ package integration
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -23,12 +26,66 @@ type receipt struct {
 	CgroupRemoved    bool   `json:"cgroup_removed"`
 	PidNamespaceGone bool   `json:"pid_namespace_gone"`
 	RelayStopped     bool   `json:"relay_stopped"`
+	// PidNamespaceProof: "init-exited" or "scan".
+	PidNamespaceProof string `json:"pid_namespace_proof"`
 	Monitor          *struct {
 		Pid     int  `json:"pid"`
 		Rounds  int  `json:"rounds"`
 		Kills   int  `json:"kills"`
 		Stopped bool `json:"stopped"`
 	} `json:"monitor"`
+}
+
+// A process that joins the container's pid namespace from the host, in
+// none of the container's cgroups, is out of cgroup.kill's reach. The
+// receipt does not scan for it once the init has exited: the kernel kills
+// it as the namespace's init dies and lets the init exit only after it is
+// gone. If that did not hold, the receipt would say clean while the
+// joiner lives; the test checks the joiner on the host.
+func TestTeardownKillsProcessJoinedOutsideCgroup(t *testing.T) {
+	e := newEnv(t)
+	id := e.id()
+	audit := filepath.Join(e.tmp, "audit.jsonl")
+	e.mustVetto("run", "-d", "-b", e.bundle([]string{"sleep", "1000"}, nil), id)
+	pid, _ := e.state(id)["pid"].(float64)
+	init := int(pid)
+	if init <= 0 {
+		t.Fatalf("state of %s gives no pid", id)
+	}
+	// nsenter forks its command into the target's pid namespace; it stays
+	// in this test's cgroup.
+	joiner := exec.Command("nsenter", "--target", strconv.Itoa(init), "--pid", "--", "sleep", "1000")
+	if err := joiner.Start(); err != nil {
+		t.Fatalf("nsenter: %v", err)
+	}
+	defer func() { _ = joiner.Process.Kill(); _, _ = joiner.Process.Wait() }()
+	// The sleep nsenter forked, in the container's pid namespace.
+	var child int
+	deadline := time.Now().Add(5 * time.Second)
+	for child == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("nsenter's child did not appear")
+		}
+		data, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", joiner.Process.Pid, joiner.Process.Pid))
+		if f := strings.Fields(string(data)); len(f) > 0 {
+			child, _ = strconv.Atoi(f[0])
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if slices.Contains(cgroupPids(id), child) {
+		t.Fatalf("the joiner %d is in the container's cgroup; the test needs it outside", child)
+	}
+	e.mustVetto("--audit-log", audit, "delete", "--force", id)
+	rc := lastReceipt(t, audit, id)
+	if rc == nil {
+		t.Fatal("no receipt in the audit log")
+	}
+	if len(rc.Remaining) != 0 || !rc.PidNamespaceGone || rc.PidNamespaceProof != "init-exited" {
+		t.Fatalf("receipt %+v, want nothing left, proven by the init's exit", rc)
+	}
+	if !waitDead(child, 2*time.Second) {
+		t.Fatalf("pid %d, joined from the host into the container's pid namespace, survived delete", child)
+	}
 }
 
 // lastReceipt reads the last receipt of id from an audit log.

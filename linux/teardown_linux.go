@@ -99,6 +99,7 @@ func (c *container) Teardown() (*hooks.Receipt, error) {
 		problem("%v", err)
 		return rec, nil
 	}
+	rec.InitExited = true
 	if c.proc != nil {
 		_, _ = c.proc.Wait()
 		c.proc = nil

@@ -53,12 +53,13 @@ func (r *Runtime) quarantine(rec *Record, receipt *hooks.Receipt) {
 }
 
 // pidNamespaceGone checks on the host that no process is left in the
-// container's own pid namespace. Without a recorded namespace id (a create
-// killed before its baseline, or a platform without the facts) it rests on
-// the kernel's rule instead: when a pid namespace's init dies every other
-// process in it is killed, so an empty cgroup with the init gone is an
-// empty namespace — unless one escaped the cgroup, which is what the scan
-// would have caught.
+// container's own pid namespace. An init (pid 1 of that namespace) that
+// has exited is the proof: the kernel makes the namespace's init wait, in
+// its exit, until every other process in the namespace is killed and gone
+// (zap_pid_ns_processes), a process that setns'd in included. Otherwise
+// the host's processes are scanned for one still in the namespace, for up
+// to 2 s. The scan costs a stat of every process on the host, which on a
+// busy node is thousands.
 func (r *Runtime) pidNamespaceGone(rec *Record, receipt *hooks.Receipt) bool {
 	pf, ok := r.postFacts()
 	if !ok || rec.Baseline == nil || !rec.OwnPidNamespace {
@@ -68,6 +69,11 @@ func (r *Runtime) pidNamespaceGone(rec *Record, receipt *hooks.Receipt) bool {
 	if !ok {
 		return len(receipt.Remaining) == 0
 	}
+	if receipt.InitExited && len(receipt.Remaining) == 0 {
+		receipt.PidNamespaceProof = "init-exited"
+		return true
+	}
+	receipt.PidNamespaceProof = "scan"
 	deadline := time.Now().Add(2 * time.Second)
 	for delay := 100 * time.Microsecond; ; delay = min(2*delay, 20*time.Millisecond) {
 		pids, err := pf.PidsInNamespace(ns)
