@@ -28,7 +28,7 @@ type receipt struct {
 	RelayStopped     bool   `json:"relay_stopped"`
 	// PidNamespaceProof: "init-exited" or "scan".
 	PidNamespaceProof string `json:"pid_namespace_proof"`
-	Monitor          *struct {
+	Monitor           *struct {
 		Pid     int  `json:"pid"`
 		Rounds  int  `json:"rounds"`
 		Kills   int  `json:"kills"`
