@@ -28,6 +28,9 @@ type Executable struct {
 	// when the runtime began to read it.
 	SHA256   string `json:"sha256"`
 	HashedAt int64  `json:"hashedAt,omitempty"`
+	// FSType is the filesystem's magic number (statfs f_type): whether
+	// its stat can stand for its content (StatTracksContent).
+	FSType uint64 `json:"fsType,omitempty"`
 	// Interpreter is, for a "#!" script, the file the kernel execs in its
 	// place (itself possibly a script): what /proc/<pid>/exe shows.
 	Interpreter *Executable `json:"interpreter,omitempty"`
@@ -162,6 +165,34 @@ const racyWindow = int64(2e9)
 func (e *Executable) Settled() bool {
 	for ; e != nil; e = e.Interpreter {
 		if e.HashedAt == 0 || e.Ctime > e.HashedAt-racyWindow || e.Mtime > e.HashedAt-racyWindow {
+			return false
+		}
+	}
+	return true
+}
+
+// statTracked are the filesystems whose ctime the kernel itself moves on
+// every change of a file's content (linux/magic.h): local disk and memory
+// filesystems, and overlayfs over them. A FUSE or network filesystem
+// reports what its server says, which may keep a stat while the bytes
+// change: its files are always read.
+var statTracked = map[uint64]bool{
+	0xEF53:     true, // ext2/3/4
+	0x58465342: true, // xfs
+	0x9123683E: true, // btrfs
+	0x01021994: true, // tmpfs
+	0x794C7630: true, // overlayfs
+	0xF2F52010: true, // f2fs
+	0xE0F5E1E2: true, // erofs
+	0x73717368: true, // squashfs
+}
+
+// StatTracksContent says e, and every interpreter it names, is on a
+// filesystem where an unchanged stat means unchanged bytes (given
+// Settled's margin).
+func (e *Executable) StatTracksContent() bool {
+	for ; e != nil; e = e.Interpreter {
+		if !statTracked[e.FSType] {
 			return false
 		}
 	}

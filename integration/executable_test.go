@@ -3,6 +3,8 @@
 package integration
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -259,4 +261,88 @@ func TestBinaryIdentityRecorded(t *testing.T) {
 		t.Errorf("a program that exec'd another file: status %v", st["status"])
 	}
 	e.mustVetto("delete", "--force", id)
+}
+
+// recordedExecutable is the executable create recorded for id.
+func recordedExecutable(t *testing.T, e *env, id string) (sum string, hashedAt int64) {
+	t.Helper()
+	var rec struct {
+		Executable struct {
+			SHA256   string
+			HashedAt int64
+		}
+	}
+	data, err := os.ReadFile(filepath.Join(e.root, id, "vetto.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &rec); err != nil {
+		t.Fatal(err)
+	}
+	return rec.Executable.SHA256, rec.Executable.HashedAt
+}
+
+// The digest of a settled executable is taken once and remembered by the
+// file's identity; a file rewritten in place since — same size, its mtime
+// set back, as a program covering its tracks would — is read again,
+// because the write moved its ctime, which no process can set. Without
+// the key on ctime the record would name the old bytes while the new ones
+// ran.
+func TestExecutableDigestCacheSeesRewrite(t *testing.T) {
+	e := newEnv(t)
+	b, root, out := exeBundle(t, e, []string{"/bin/prog"}, nil)
+	prog := filepath.Join(root, "bin", "prog")
+	first, second := "#!/bin/sh\necho one >/out/r\n", "#!/bin/sh\necho two >/out/r\n"
+	mustWrite(t, prog, first, 0o755)
+	fi, err := os.Stat(prog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Older than the racy window when create reads it: cacheable.
+	time.Sleep(2100 * time.Millisecond)
+	sum := func(s string) string { h := sha256.Sum256([]byte(s)); return hex.EncodeToString(h[:]) }
+	launch := func(want string) (string, int64) {
+		t.Helper()
+		id := e.id()
+		e.mustVetto("create", "--bundle", b, id)
+		s, at := recordedExecutable(t, e, id)
+		e.mustVetto("start", id)
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			if got, _ := os.ReadFile(filepath.Join(out, "r")); strings.TrimSpace(string(got)) == want {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the program did not write %q", want)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		e.mustVetto("delete", "--force", id)
+		_ = os.Remove(filepath.Join(out, "r"))
+		return s, at
+	}
+	s1, at1 := launch("one")
+	s2, at2 := launch("one")
+	if s1 != sum(first) || s2 != s1 {
+		t.Fatalf("recorded %.12s then %.12s, want %.12s", s1, s2, sum(first))
+	}
+	if at2 != at1 {
+		t.Errorf("the second create read the settled file again (hashed at %d, first %d): the cache was not used", at2, at1)
+	}
+	// Rewritten in place, same size, mtime put back.
+	f, err := os.OpenFile(prog, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte(second), 0); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if err := os.Chtimes(prog, fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	s3, _ := launch("two")
+	if s3 != sum(second) {
+		t.Fatalf("after the rewrite the record names sha256 %.12s; the file is %.12s (the old bytes' %.12s)", s3, sum(second), sum(first))
+	}
 }

@@ -179,6 +179,10 @@ func identifyExecutable(root int, p, cwd string, digest bool, depth int) (*hooks
 		Path: p, Dev: uint64(before.Dev), Ino: before.Ino, Size: before.Size, //nolint:unconvert // Dev is uint32 on some arches
 		Mtime: before.Mtim.Nano(), Ctime: before.Ctim.Nano(),
 	}
+	var sfs unix.Statfs_t
+	if unix.Fstatfs(fd, &sfs) == nil {
+		e.FSType = uint64(sfs.Type) //nolint:gosec // a magic number, never negative in meaning
+	}
 	if digest {
 		e.SHA256, e.HashedAt = hex.EncodeToString(h.Sum(nil)), hashedAt
 	}

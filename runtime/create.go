@@ -306,7 +306,7 @@ func (r *Runtime) verifyPreLaunchLocked(cr *created) error {
 			Landlock:          r.landlockLaunch(cr),
 		}, r.Facts)
 		results = append(results, cr.relayChecks...)
-		exe, exeResults := recordExecutable(cr.c, cr.plan.frozen.spec)
+		exe, exeResults := recordExecutable(cr.c, cr.plan.frozen.spec, r.Store.digests())
 		cr.rec.Executable = exe
 		results = append(results, exeResults...)
 	case cr.plan.platform != nil && cr.plan.platform.Verifies:

@@ -25,12 +25,12 @@ import (
 // recordExecutable identifies the file c's process will exec: a pre-launch
 // check, PASS with the identity or FAIL when the host cannot read it (then
 // nothing could be checked at start, and the launch is refused).
-func recordExecutable(c Container, sp *specs.Spec) (*hooks.Executable, []hooks.Result) {
+func recordExecutable(c Container, sp *specs.Spec, cache digestCache) (*hooks.Executable, []hooks.Result) {
 	ec, ok := c.(ExecutableContainer)
 	if !ok || sp.Process == nil {
 		return nil, nil
 	}
-	e, err := ec.Executable(sp.Process, true)
+	e, err := identifyExecutable(ec, sp.Process, cache)
 	r := hooks.Result{Check: "P1/executable", Evidence: hooks.HostFact, Expected: "args[0] resolved in the container's root, read from the host"}
 	if err != nil {
 		r.Verdict, r.Found = hooks.Fail, err.Error()

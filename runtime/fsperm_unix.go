@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -104,4 +105,10 @@ func InUserNamespace() bool {
 // $XDG_RUNTIME_DIR), as runc decides where its state goes.
 func NormalUser() bool {
 	return os.Geteuid() != 0 || InUserNamespace() && os.Getenv("USER") != "root"
+}
+
+// ownedBySelf says fi's owner is this process's effective user.
+func ownedBySelf(fi os.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && int(st.Uid) == os.Geteuid()
 }
