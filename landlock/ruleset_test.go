@@ -120,3 +120,22 @@ func TestKnownABI(t *testing.T) {
 		t.Fatalf("the newest right in Rights is ABI %d, KnownABI says %d", newest, KnownABI)
 	}
 }
+
+// BenchmarkParse is the cost of one parse of a policy bundle's ruleset
+// (the default policy compiled for a repository), which create's
+// evaluator, start's canary plan and the post-launch check each make.
+func BenchmarkParse(b *testing.B) {
+	a := `{"ruleset":{"handledAccessFS":65535,"handledAccessNet":3,"scoped":3},"rules":{"pathBeneath":[` +
+		`{"allowedAccess":16383,"paths":["/work","/tmp","/dev/shm","/home/user/.cache"]},` +
+		`{"allowedAccess":8389,"paths":["/usr","/bin","/sbin","/lib","/lib64","/etc","/opt","/home/user/.gitconfig"]},` +
+		`{"allowedAccess":3,"paths":["/dev/null","/dev/zero","/dev/urandom","/dev/random","/dev/tty","/proc"]}],` +
+		`"netPort":[{"allowedAccess":2,"ports":[8080]}]}}`
+	if _, err := Parse(a); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := Parse(a); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
