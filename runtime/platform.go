@@ -3,6 +3,7 @@ package runtime
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
@@ -95,4 +96,85 @@ func platformOnDemand(c Container) ([]hooks.Result, error) {
 		return noPlatformVerdicts(c, "verify"), nil
 	}
 	return res, nil
+}
+
+// PlatformRefusal is one field of the spec (or option of the request) a
+// platform's sandbox cannot honour. Field is the JSON path in config.json
+// ("linux.seccomp", "mounts[3]"), Rule a stable id ("darwin.seccomp") the
+// launch evaluator and docs/platforms.md use.
+type PlatformRefusal struct {
+	Field  string `json:"field"`
+	Rule   string `json:"rule"`
+	Reason string `json:"reason"`
+}
+
+func (r PlatformRefusal) String() string { return r.Field + " (" + r.Rule + "): " + r.Reason }
+
+// PlatformDegradation is a guarantee the platform gives only in part.
+// Feature is the name --allow-degraded and dev.vetto.allow-degraded use.
+type PlatformDegradation struct {
+	Feature string `json:"feature"`
+	Rule    string `json:"rule"`
+	Reason  string `json:"reason"`
+	// Standard: the standard level accepts it without an opt-in
+	// (darwin's best-effort cleanup; docs/platforms.md).
+	Standard bool `json:"standard,omitempty"`
+}
+
+func (d PlatformDegradation) String() string { return d.Feature + ": " + d.Reason }
+
+// PlatformNote is something the container gets less of than the spec
+// asks (a tmpfs that is not mounted, so its path is inaccessible):
+// recorded, the container runs. Less privilege than asked is a note,
+// never a refusal (docs/security-levels.md).
+type PlatformNote struct {
+	Field  string `json:"field"`
+	Rule   string `json:"rule"`
+	Reason string `json:"reason"`
+}
+
+// PlatformShortfalls is what a platform's translation of a spec found it
+// cannot give: the part of darwin's and Windows' plans the core judges.
+// Embedded in a backend's plan, its lists are the plan's JSON fields.
+type PlatformShortfalls struct {
+	Refusals     []PlatformRefusal     `json:"refusals,omitempty"`
+	Degradations []PlatformDegradation `json:"degradations,omitempty"`
+	Notes        []PlatformNote        `json:"notes,omitempty"`
+}
+
+// LaunchFacts is the account for the launch evaluator of the platform
+// name: every refusal and degradation, by its rule, and the notes. The
+// evaluator decides with the caller's level and opt-ins — as it decides
+// everything on Linux — never the backend. Such a backend's containers
+// report verdicts read from host facts (Verifies), and it enforces every
+// mask after every mount (MasksLast).
+func (s *PlatformShortfalls) LaunchFacts(name string) *PlatformFacts {
+	out := &PlatformFacts{Name: name, Verifies: true, MasksLast: true}
+	for _, r := range s.Refusals {
+		out.Refusals = append(out.Refusals, PlatformGap{Field: r.Field, Rule: r.Rule, Reason: r.Reason})
+	}
+	for _, g := range s.Degradations {
+		out.Degradations = append(out.Degradations, PlatformGap{Rule: g.Rule, Feature: Feature(g.Feature), Reason: g.Reason, Standard: g.Standard})
+	}
+	for _, n := range s.Notes {
+		out.Notes = append(out.Notes, n.Field+": "+n.Reason+" ["+n.Rule+"]")
+	}
+	return out
+}
+
+// Refused is the error of shortfalls with refusals, every one at once
+// (ErrDegradedRefused, exit 125); nil without. The core refuses such a
+// spec before the backend is asked (the same list, through the
+// evaluator); a backend's Create checks again because no sandbox may be
+// built from a plan that does not express the spec, whoever calls it.
+// sandbox names it: "the darwin sandbox (Seatbelt)".
+func (s *PlatformShortfalls) Refused(sandbox string) error {
+	if len(s.Refusals) == 0 {
+		return nil
+	}
+	bad := make([]string, len(s.Refusals))
+	for i, r := range s.Refusals {
+		bad[i] = r.String()
+	}
+	return Errorf(ErrDegradedRefused, "%s cannot honour this bundle: %s", sandbox, strings.Join(bad, "; "))
 }

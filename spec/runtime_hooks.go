@@ -2,6 +2,7 @@ package spec
 
 import (
 	"path"
+	"strconv"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 )
@@ -60,6 +61,48 @@ func WithoutRuntimeHooks(list []specs.Hook, phase string) []specs.Hook {
 	for _, h := range list {
 		if !IsRuntimeHook(h, phase) {
 			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// BundleHook is one of the bundle's own hooks (not vetto-runtime's).
+type BundleHook struct {
+	// Phase is the hook's list ("prestart", "createRuntime", …), Index its
+	// place in that list: the field is hooks.<Phase>[<Index>].
+	Phase string
+	Index int
+	Hook  specs.Hook
+}
+
+// Field is the hook's JSON path in config.json.
+func (b BundleHook) Field() string { return "hooks." + b.Phase + "[" + strconv.Itoa(b.Index) + "]" }
+
+// BundleHooks lists every hook of h in the spec's order of phases, less
+// vetto-runtime's own poststart and poststop entries: the hooks that would
+// run the bundle's programs on the host. h may be nil.
+func BundleHooks(h *specs.Hooks) []BundleHook {
+	if h == nil {
+		return nil
+	}
+	var out []BundleHook
+	for _, ph := range []struct {
+		name, own string
+		list      []specs.Hook
+	}{
+		//lint:ignore SA1019 prestart is deprecated in the spec but still honoured
+		{"prestart", "", h.Prestart},
+		{"createRuntime", "", h.CreateRuntime},
+		{"createContainer", "", h.CreateContainer},
+		{"startContainer", "", h.StartContainer},
+		{"poststart", RuntimeHookPoststart, h.Poststart},
+		{"poststop", RuntimeHookPoststop, h.Poststop},
+	} {
+		for i, hk := range ph.list {
+			if ph.own != "" && IsRuntimeHook(hk, ph.own) {
+				continue
+			}
+			out = append(out, BundleHook{Phase: ph.name, Index: i, Hook: hk})
 		}
 	}
 	return out

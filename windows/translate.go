@@ -9,6 +9,7 @@ import (
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
+	"github.com/vetto-dev/vetto-runtime/runtime"
 	"github.com/vetto-dev/vetto-runtime/spec"
 )
 
@@ -172,9 +173,8 @@ type Plan struct {
 	Hidden     []string `json:"hidden,omitempty"`
 	Masked     []string `json:"masked,omitempty"`
 
-	Refusals     []Refusal     `json:"refusals,omitempty"`
-	Degradations []Degradation `json:"degradations,omitempty"`
-	Notes        []Note        `json:"notes,omitempty"`
+	// Refusals, Degradations, Notes: what the plan cannot give.
+	runtime.PlatformShortfalls
 }
 
 // Translate turns a spec into a Windows plan. It is pure: the same input
@@ -591,26 +591,8 @@ func (t *translator) other() {
 	if s.Solaris != nil || s.VM != nil || s.ZOS != nil || s.FreeBSD != nil {
 		t.refuse("solaris/vm/zos/freebsd", "platform", "is for another platform")
 	}
-	if h := s.Hooks; h != nil {
-		for _, ph := range []struct {
-			name, own string
-			list      []specs.Hook
-		}{
-			//lint:ignore SA1019 prestart is deprecated in the spec but still honoured
-			{"prestart", "", h.Prestart},
-			{"createRuntime", "", h.CreateRuntime},
-			{"createContainer", "", h.CreateContainer},
-			{"startContainer", "", h.StartContainer},
-			{"poststart", spec.RuntimeHookPoststart, h.Poststart},
-			{"poststop", spec.RuntimeHookPoststop, h.Poststop},
-		} {
-			for i, hk := range ph.list {
-				if ph.own != "" && spec.IsRuntimeHook(hk, ph.own) {
-					continue
-				}
-				t.refuse(fmt.Sprintf("hooks.%s[%d]", ph.name, i), "hooks", "%s: only vetto-runtime's own hooks run on Windows: a bundle's hook would run on the host, outside the job", strconv.Quote(hk.Path))
-			}
-		}
+	for _, bh := range spec.BundleHooks(s.Hooks) {
+		t.refuse(bh.Field(), "hooks", "%s: only vetto-runtime's own hooks run on Windows: a bundle's hook would run on the host, outside the job", strconv.Quote(bh.Hook.Path))
 	}
 }
 

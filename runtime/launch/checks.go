@@ -439,24 +439,9 @@ func bundleHooks(s *specs.Spec, f *Floor) []string {
 		return nil
 	}
 	var out []string
-	//lint:ignore SA1019 prestart is deprecated in the spec but still honoured
-	prestart := s.Hooks.Prestart
-	for _, ph := range []struct {
-		name, own string
-		list      []specs.Hook
-	}{
-		{"prestart", "", prestart}, {"createRuntime", "", s.Hooks.CreateRuntime},
-		{"createContainer", "", s.Hooks.CreateContainer}, {"startContainer", "", s.Hooks.StartContainer},
-		{"poststart", spec.RuntimeHookPoststart, s.Hooks.Poststart}, {"poststop", spec.RuntimeHookPoststop, s.Hooks.Poststop},
-	} {
-		for _, h := range ph.list {
-			if ph.own != "" && spec.IsRuntimeHook(h, ph.own) {
-				continue
-			}
-			if f.hookAllowed(h.Path) {
-				continue
-			}
-			out = append(out, ph.name+" hook "+h.Path)
+	for _, bh := range spec.BundleHooks(s.Hooks) {
+		if !f.hookAllowed(bh.Hook.Path) {
+			out = append(out, bh.Phase+" hook "+bh.Hook.Path)
 		}
 	}
 	return out
