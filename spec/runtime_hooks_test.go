@@ -46,6 +46,7 @@ func TestWithRuntimeHooks(t *testing.T) {
 		}
 	}
 }
+
 // The bundle's own hooks are every hook but vetto-runtime's poststart and
 // poststop entries — and only those two: an entry that looks like
 // vetto's in another phase is the bundle's, it would run on the host.
