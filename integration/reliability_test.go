@@ -185,3 +185,34 @@ func TestClientPodmanStrictShortJobs(t *testing.T) {
 		t.Fatalf("%d of 20 short strict podman containers failed:\n%s", len(bad), strings.Join(bad, "\n"))
 	}
 }
+
+// A monitor round reads the container's host facts without holding its
+// lock: a round made slow (here every pid-namespace scan takes 3 s, as
+// under a slow emulated guest, where a round once took over a second and
+// a `start` behind it printed a lock warning) does not make a command
+// wait. Before, the round held the lock throughout, and `start` waited
+// for it and said so.
+func TestMonitorRoundDoesNotHoldTheLock(t *testing.T) {
+	fb := buildFaultBinary(t)
+	e := newEnv(t)
+	id := e.id()
+	b := e.bundle([]string{"sleep", "1000"}, nil)
+	run := vettoCmdWith(e, fb, "run", "-d", "-b", b, id)
+	run.Env = append(os.Environ(), "TESTONLY_VETTO_FAULT=slow-facts:3s")
+	if r := e.runCmd(run); r.code != 0 {
+		t.Fatalf("run -d: %s", r)
+	}
+	// The monitor's first round is due 100 ms after start and now takes
+	// 3 s; the command lands in it.
+	time.Sleep(700 * time.Millisecond)
+	began := time.Now()
+	r := e.vetto("start", id)
+	took := time.Since(began)
+	if r.code == 0 || !strings.Contains(r.stderr, "already running") {
+		t.Fatalf("start of a running container: %s", r)
+	}
+	if strings.Contains(r.stderr, "is locked by") || took > 2*time.Second {
+		t.Fatalf("start waited %s for the monitor's round: %q", took.Round(time.Millisecond), r.stderr)
+	}
+	e.mustVetto("delete", "--force", id)
+}

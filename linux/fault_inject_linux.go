@@ -48,6 +48,9 @@ import (
 //	                                      process keeps the runtime's
 //	TESTONLY_VETTO_FAULT=add-env:NAME=V   give the process NAME=V too (a host
 //	                                      variable leaking into the container)
+//	TESTONLY_VETTO_FAULT=slow-facts:<dur> every host scan of a pid namespace
+//	                                      takes <dur> longer (platform/), so a
+//	                                      monitor round is slow
 //	TESTONLY_VETTO_FAULT=shim-pause:<dur> in the container's environment: the
 //	                                      pre-exec step sleeps <dur> before it
 //	                                      restricts the init, so a test can attack it

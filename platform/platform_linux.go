@@ -2,6 +2,8 @@ package platform
 
 import (
 	"os"
+	"strings"
+	"time"
 
 	"github.com/vetto-dev/vetto-runtime/hooks"
 	"github.com/vetto-dev/vetto-runtime/linux"
@@ -41,7 +43,31 @@ func NewBackend(version, commit string) runtime.Backend {
 }
 
 // HostFacts are procfs's and cgroupfs's.
-func HostFacts() hooks.Facts { return hooks.ProcFacts{} }
+func HostFacts() hooks.Facts {
+	if linux.FaultInjection {
+		if v, ok := strings.CutPrefix(os.Getenv("TESTONLY_VETTO_FAULT"), "slow-facts:"); ok {
+			if d, err := time.ParseDuration(v); err == nil {
+				return slowFacts{d: d}
+			}
+		}
+	}
+	return hooks.ProcFacts{}
+}
+
+// slowFacts is the fault-injection build's TESTONLY_VETTO_FAULT=slow-facts:<dur>:
+// every scan of the host's processes by pid namespace takes <dur> longer,
+// as a host with many processes or a slow emulated guest makes a
+// verification round long (a test that no command waits for a monitor
+// round's reading).
+type slowFacts struct {
+	hooks.ProcFacts
+	d time.Duration
+}
+
+func (f slowFacts) PidsInNamespace(ns hooks.NamespaceID) ([]int, error) {
+	time.Sleep(f.d)
+	return f.ProcFacts.PidsInNamespace(ns)
+}
 
 // MonitorSupported: this platform's runtime starts a per-container
 // monitor (it needs the host facts of Linux's procfs).

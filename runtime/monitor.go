@@ -1,10 +1,14 @@
 package runtime
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"time"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/vetto-dev/vetto-runtime/hooks"
 	"github.com/vetto-dev/vetto-runtime/runtime/launch"
@@ -89,51 +93,43 @@ func (r *Runtime) Monitor(id string, interval time.Duration) error {
 	}
 }
 
-// monitorRound is one round under the container's lock. A container whose
-// lock is busy (a start, a delete, an exec) is left for the next round;
-// done means there is nothing left to watch.
+// monitorRound is one round. The container's lock is held to read its
+// record and at the end to judge, not while the host facts are read (a
+// round under a slow guest's emulation has taken over a second, and every
+// start, state or delete of the container waited for it). A record that
+// changed meanwhile — a start, an update, a delete began — makes the
+// round's facts stale: they are dropped, and the next round looks again.
+// A container whose lock is busy is left for the next round; done means
+// there is nothing left to watch.
 func (r *Runtime) monitorRound(id string) (done bool, c Container, err error) {
+	look, done, c, err := r.monitorLook(id)
+	if look == nil {
+		return done, c, err
+	}
+	started := time.Now()
+	results := append(hooks.OnDemand(r.liveInput(look.rec, c, look.spec), look.pf), removedLimits(look.removed)...)
+	took := time.Since(started)
+
 	l, err := r.Store.tryLockContainer(id)
 	switch {
 	case errors.Is(err, ErrNotExist):
-		return true, nil, nil
+		return true, c, nil
 	case errors.Is(err, ErrBusy):
-		return false, nil, nil
+		return false, c, nil
 	case err != nil:
-		return true, nil, err
+		return true, c, err
 	}
 	defer l.unlock()
 	rec, err := r.Store.readRecord(id)
-	if err != nil || r.fromAnotherBoot(rec) {
-		// A record of another boot names no process of this one to
-		// watch (and a monitor that reads it is not the one it names).
-		return true, nil, nil
-	}
-	c, err = r.Backend.Load(r.Store.BackendDir(id), id)
 	if err != nil {
-		return true, nil, nil
+		return true, c, nil
+	}
+	if now, err := json.Marshal(rec); err != nil || !bytes.Equal(now, look.data) {
+		return false, c, nil
 	}
 	if st, err := c.Status(); err != nil || st == StatusStopped {
 		return true, c, nil
 	}
-	if rec.State.Fatal() || rec.State == StateTerminating {
-		return true, c, nil
-	}
-	pf, ok := r.postFacts()
-	if !ok || rec.Baseline == nil {
-		return true, c, nil
-	}
-	sp, err := r.Store.readSpec(rec)
-	if err != nil {
-		if errors.Is(err, ErrSpecMismatch) {
-			_ = r.Store.moveLocked(rec, StateDriftDetected, err.Error())
-			return true, c, stopAfterFailure(c, fmt.Errorf("monitor %q: %w", id, err))
-		}
-		return true, c, nil
-	}
-	removed := withCurrentLimits(sp, rec.Limits)
-	started := time.Now()
-	results := append(hooks.OnDemand(r.liveInput(rec, c, sp), pf), removedLimits(removed)...)
 	if rec.Monitor == nil {
 		rec.Monitor = &MonitorState{}
 	}
@@ -154,13 +150,71 @@ func (r *Runtime) monitorRound(id string) (done bool, c Container, err error) {
 	if action == launch.Kill {
 		rec.Monitor.Kills++ // judgeLocked writes the record as it kills
 	}
-	jerr := r.judgeLocked(rec, c, phaseMonitor, results, time.Since(started))
+	jerr := r.judgeLocked(rec, c, phaseMonitor, results, took)
 	if summary == hooks.AnyFail {
 		// Killed, or at degraded recorded: the monitor's work is done
 		// (the FAIL stands until delete).
 		return true, c, jerr
 	}
 	return false, c, jerr
+}
+
+// monitorLookup is what a round reads under the lock before it lets go.
+type monitorLookup struct {
+	rec     *Record
+	data    []byte // rec as read: the round judges only if it is unchanged
+	spec    *specs.Spec
+	removed []string
+	pf      hooks.PostFacts
+}
+
+// monitorLook reads, under the container's lock, what a round needs; nil
+// when there is nothing to look at this round (done says whether ever).
+func (r *Runtime) monitorLook(id string) (look *monitorLookup, done bool, c Container, err error) {
+	l, err := r.Store.tryLockContainer(id)
+	switch {
+	case errors.Is(err, ErrNotExist):
+		return nil, true, nil, nil
+	case errors.Is(err, ErrBusy):
+		return nil, false, nil, nil
+	case err != nil:
+		return nil, true, nil, err
+	}
+	defer l.unlock()
+	rec, err := r.Store.readRecord(id)
+	if err != nil || r.fromAnotherBoot(rec) {
+		// A record of another boot names no process of this one to
+		// watch (and a monitor that reads it is not the one it names).
+		return nil, true, nil, nil
+	}
+	c, err = r.Backend.Load(r.Store.BackendDir(id), id)
+	if err != nil {
+		return nil, true, nil, nil
+	}
+	if st, err := c.Status(); err != nil || st == StatusStopped {
+		return nil, true, c, nil
+	}
+	if rec.State.Fatal() || rec.State == StateTerminating {
+		return nil, true, c, nil
+	}
+	pf, ok := r.postFacts()
+	if !ok || rec.Baseline == nil {
+		return nil, true, c, nil
+	}
+	sp, err := r.Store.readSpec(rec)
+	if err != nil {
+		if errors.Is(err, ErrSpecMismatch) {
+			_ = r.Store.moveLocked(rec, StateDriftDetected, err.Error())
+			return nil, true, c, stopAfterFailure(c, fmt.Errorf("monitor %q: %w", id, err))
+		}
+		return nil, true, c, nil
+	}
+	data, err := json.Marshal(rec)
+	if err != nil {
+		return nil, true, c, err
+	}
+	removed := withCurrentLimits(sp, rec.Limits)
+	return &monitorLookup{rec: rec, data: data, spec: sp, removed: removed, pf: pf}, false, c, nil
 }
 
 // startMonitorLocked starts the container's monitor once its process runs
