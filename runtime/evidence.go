@@ -110,10 +110,17 @@ func (e Evidence) recordFrozen(root, id, hash string) error {
 		return nil
 	}
 	p := e.frozenPath(root, id)
-	if _, err := e.ensure(filepath.Join("frozen", filepath.Base(filepath.Dir(p)))); err != nil {
-		return err
+	for attempt := 0; ; attempt++ {
+		if _, err := e.ensure(filepath.Join("frozen", filepath.Base(filepath.Dir(p)))); err != nil {
+			return err
+		}
+		err := writeFileSynced(p, []byte(hash+"\n"), 0o600)
+		// A delete of the root's last other container removes the
+		// directory between the two (forgetFrozen): make it again.
+		if err == nil || !errors.Is(err, fs.ErrNotExist) || attempt == 2 {
+			return err
+		}
 	}
-	return writeFileSynced(p, []byte(hash+"\n"), 0o600)
 }
 
 // checkFrozen compares hash with the one recorded at create. A missing
@@ -135,10 +142,15 @@ func (e Evidence) checkFrozen(root, id, hash string) error {
 	return nil
 }
 
-// forgetFrozen removes container id's frozen hash once it is deleted.
+// forgetFrozen removes container id's frozen hash once it is deleted, and
+// the state root's directory of hashes with its last one: one is made per
+// --root, and a host whose callers use many roots (a test harness, a CI
+// job each) would otherwise keep an empty directory for each for ever.
 func (e Evidence) forgetFrozen(root, id string) {
 	if e.Dir != "" {
-		_ = os.Remove(e.frozenPath(root, id))
+		p := e.frozenPath(root, id)
+		_ = os.Remove(p)
+		_ = os.Remove(filepath.Dir(p)) // only if empty: ENOTEMPTY otherwise
 	}
 }
 

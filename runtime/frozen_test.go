@@ -63,3 +63,24 @@ func TestFrozenSpecReadOncePerProcess(t *testing.T) {
 		t.Fatal("the memo still holds a removed container's spec")
 	}
 }
+
+// Deleting a state root's last container leaves nothing of that root in
+// the evidence directory; another container of the root keeps its hash.
+func TestForgetFrozenRemovesEmptyRootDir(t *testing.T) {
+	ev := Evidence{Dir: filepath.Join(t.TempDir(), "evidence")}
+	root := "/run/some-root"
+	for _, id := range []string{"a", "b"} {
+		if err := ev.recordFrozen(root, id, "h-"+id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := filepath.Dir(ev.frozenPath(root, "a"))
+	ev.forgetFrozen(root, "a")
+	if err := ev.checkFrozen(root, "b", "h-b"); err != nil {
+		t.Fatalf("the other container's hash went with the first: %v", err)
+	}
+	ev.forgetFrozen(root, "b")
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("the root's hash directory %s is left after its last container: %v", dir, err)
+	}
+}
