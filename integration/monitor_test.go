@@ -154,11 +154,23 @@ func TestMonitorLifetime(t *testing.T) {
 	if !pidAlive(mon) {
 		t.Fatalf("the monitor (pid %d) is not running", mon)
 	}
-	time.Sleep(2 * monitorInterval)
+	// At least two rounds recorded (a slow guest's rounds take longer than
+	// the interval: wait for them rather than for a time). delete does
+	// not wait for a round under way: that one is not counted.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if m := e.record(id).Monitor; m != nil && m.Rounds >= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the monitor recorded %+v rounds in 30 s, want 2", e.record(id).Monitor)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	e.mustVetto("delete", "--force", id)
 	// delete returns once the monitor is on its way out (PF_EXITING);
 	// its exit completes a moment later.
-	deadline := time.Now().Add(2 * time.Second)
+	deadline = time.Now().Add(2 * time.Second)
 	for pidAlive(mon) && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
