@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
@@ -73,6 +75,60 @@ func TestCreateKilledMidway(t *testing.T) {
 				t.Fatalf("state after delete: %s", r)
 			}
 		})
+	}
+}
+
+// A create killed after the backend built its container and before it
+// recorded the container Launchable — here during pre-launch
+// verification — leaves the record at Compiled (Constructed is not
+// written) with a live init waiting in its cgroups. delete --force must
+// find that container through the backend and tear it down: no process,
+// no cgroup, no state left.
+func TestCreateKilledAfterBackendBuilt(t *testing.T) {
+	fb := buildFaultBinary(t)
+	e := newEnv(t)
+	id := e.id()
+	cmd := vettoCmdWith(e, fb, "create", "-b", e.bundle([]string{"sleep", "100"}, nil), id)
+	cmd.Env = append(os.Environ(), "TESTONLY_VETTO_FAULT=slow-cgroup-facts:2s")
+	out := e.tempFile()
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	backendState := filepath.Join(e.root, id, "backend", id, "state.json")
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if _, err := os.Stat(backendState); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			t.Fatalf("create never built its container; output %q", readAll(t, out))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(500 * time.Millisecond) // into the first slowed cgroup read
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+
+	if st := e.vettoState(id); st["state"] != "Compiled" {
+		t.Fatalf("record after create was killed in pre-launch verification: %v; want Compiled", st)
+	}
+	if procs := processesInCgroup(id); len(procs) == 0 {
+		t.Fatalf("no init left in the container's cgroups: the kill came outside the window under test (output %q)", readAll(t, out))
+	}
+	if r := e.vetto("delete", "--force", id); r.code != 0 {
+		t.Fatalf("delete --force: %s", r)
+	}
+	if procs := processesInCgroup(id); len(procs) > 0 {
+		t.Fatalf("processes left after delete: %v", procs)
+	}
+	if d := cgroupDirs(id); len(d) > 0 {
+		t.Fatalf("cgroups left after delete: %v", d)
+	}
+	if r := e.vetto("state", id); !strings.Contains(r.stderr, "container does not exist") {
+		t.Fatalf("state after delete: %s", r)
 	}
 }
 

@@ -655,6 +655,7 @@ func TestRootlessDoctor(t *testing.T) {
 func TestClientPodmanRootless(t *testing.T) {
 	clientNeed(t, "podman", "conmon")
 	rl := newRootless(t)
+	tunForUsers(t)
 	rfs := filepath.Join(rl.home, "rootfs")
 	if out, err := exec.Command("cp", "-a", rootfs, rfs).CombinedOutput(); err != nil {
 		t.Fatalf("copy rootfs: %v: %s", err, out)
@@ -755,4 +756,22 @@ func TestRootlessNetworkAllowlist(t *testing.T) {
 	if r.code != 0 || strings.TrimSpace(r.stdout) != "lo" || !strings.Contains(r.stderr, "network: network mode \"allowlist\" needs the egress relay") {
 		t.Errorf("allowlist accepted as degraded: %s; want only lo, the degradation named", r)
 	}
+}
+
+// tunForUsers makes /dev/net/tun usable by every user for the test, as
+// udev's rule leaves it on a host that has udev (0666): rootless podman's
+// slirp4netns opens it as the user to give the container its network. A
+// host without udev (a bare VM, a container) may have it 0600; its mode
+// is put back afterwards.
+func tunForUsers(t *testing.T) {
+	t.Helper()
+	const tun = "/dev/net/tun"
+	fi, err := os.Stat(tun)
+	if err != nil || os.Geteuid() != 0 || fi.Mode().Perm()&0o006 == 0o006 {
+		return // missing (slirp4netns then says so), not ours to change, or usable
+	}
+	if err := os.Chmod(tun, fi.Mode().Perm()|0o666); err != nil {
+		t.Fatalf("chmod %s for the rootless user: %v", tun, err)
+	}
+	t.Cleanup(func() { _ = os.Chmod(tun, fi.Mode().Perm()) })
 }

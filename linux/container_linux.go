@@ -6,15 +6,20 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
+	"sync"
 	"syscall"
 	"time"
 
 	"github.com/opencontainers/cgroups/manager"
 	"github.com/opencontainers/runc/libcontainer"
 	"github.com/opencontainers/runc/libcontainer/configs"
+	"github.com/opencontainers/runc/libcontainer/utils"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
@@ -41,11 +46,93 @@ type container struct {
 	// namespace (HoldRoot): the executable can still be looked at once
 	// the init is gone.
 	root, mntNS int
+
+	// st is libcontainer's State once the init exists: its pid, start
+	// time and cgroup paths are fixed for the container's life, and each
+	// lc.State() opens the init's /proc/<pid>/stat through a fresh procfs
+	// handle (0.1 ms; a run asked for it about fifteen times).
+	stMu sync.Mutex
+	st   *libcontainer.State
+}
+
+// state is libcontainer's State of the container, read once the init
+// exists and kept: what it holds that callers use (the init's pid, the
+// cgroup paths, the namespace paths named by that pid) does not change
+// after the init is created. Before that (a create in progress, pid -1)
+// it is read each time.
+func (c *container) state() (*libcontainer.State, error) {
+	c.stMu.Lock()
+	defer c.stMu.Unlock()
+	if c.st != nil {
+		return c.st, nil
+	}
+	st, err := c.lc.State()
+	if err != nil {
+		return nil, err
+	}
+	if st.InitProcessPid > 0 {
+		c.st = st
+	}
+	return st, nil
 }
 
 func (c *container) ID() string { return c.lc.ID() }
 
+// stoppedForSure reports a container whose init is dead by a check that
+// needs no procfs mount: its pid has no entry in /proc, and its cgroup is
+// not frozen (libcontainer calls a frozen one paused, init or not).
+// libcontainer's status of a dead init costs a fresh procfs mount per
+// question — pathrs-lite retries the ENOENT of its pid-subset handle on
+// an unmasked private mount — and a run's teardown, `state` and `list`
+// of stopped containers ask it again and again. Anything else (a pid
+// that exists, which may be a reused one; a freezer that cannot be read;
+// a /proc that is not this process's pid namespace) is libcontainer's to
+// judge, by the init's start time.
+func (c *container) stoppedForSure() bool {
+	pid := c.InitPid()
+	if pid <= 0 || !procIsOurs() {
+		return false
+	}
+	var st unix.Stat_t
+	if err := unix.Stat("/proc/"+strconv.Itoa(pid), &st); !errors.Is(err, unix.ENOENT) {
+		return false
+	}
+	return !maybeFrozen(c.CgroupPaths())
+}
+
+// procIsOurs reports whether /proc shows this process's pid namespace,
+// so that a pid missing from it is missing from libcontainer's view too
+// (its private procfs mounts are of the caller's pid namespace; a /proc
+// left from another one is not).
+var procIsOurs = sync.OnceValue(func() bool {
+	self, err := os.Readlink("/proc/self")
+	return err == nil && self == strconv.Itoa(os.Getpid())
+})
+
+// maybeFrozen reports whether the freezer libcontainer reads for these
+// cgroup paths may say frozen: the v1 freezer where there is one (a
+// hybrid host's included), else the v2 cgroup.freeze. Only a freezer
+// that is known thawed, or gone, is not.
+func maybeFrozen(paths map[string]string) bool {
+	file, thawed := "", ""
+	if dir, ok := paths["freezer"]; ok {
+		file, thawed = filepath.Join(dir, "freezer.state"), "THAWED"
+	} else if dir, ok := paths[""]; ok {
+		file, thawed = filepath.Join(dir, "cgroup.freeze"), "0"
+	} else {
+		return false // no freezer: libcontainer says thawed
+	}
+	data, err := os.ReadFile(file)
+	if errors.Is(err, os.ErrNotExist) {
+		return false
+	}
+	return err != nil || strings.TrimSpace(string(data)) != thawed
+}
+
 func (c *container) Status() (runtime.Status, error) {
+	if c.stoppedForSure() {
+		return runtime.StatusStopped, nil
+	}
 	st, err := c.lc.Status()
 	if err != nil {
 		return "", mapErr(err)
@@ -64,7 +151,7 @@ func (c *container) Status() (runtime.Status, error) {
 }
 
 func (c *container) InitPid() int {
-	st, err := c.lc.State()
+	st, err := c.state()
 	if err != nil {
 		return 0
 	}
@@ -72,6 +159,13 @@ func (c *container) InitPid() int {
 }
 
 func (c *container) OCIState() (*specs.State, error) {
+	if c.stoppedForSure() {
+		// libcontainer's own answer for a stopped container, without
+		// its status lookup: no pid, the bundle and annotations it keeps
+		// in its labels.
+		bundle, annotations := utils.Annotations(c.lc.Config().Labels)
+		return &specs.State{Version: specs.Version, ID: c.ID(), Status: specs.StateStopped, Bundle: bundle, Annotations: annotations}, nil
+	}
 	st, err := c.lc.OCIState()
 	return st, mapErr(err)
 }
@@ -304,7 +398,7 @@ func (c *container) InitExe() ([2]uint64, error) { return exeID(c.InitPid()) }
 // between a listing and the signals.
 func (c *container) Signal(sig syscall.Signal, all bool) error {
 	if all && sig == unix.SIGKILL {
-		if st, err := c.lc.State(); err == nil {
+		if st, err := c.state(); err == nil {
 			if m, err := manager.NewWithPaths(c.lc.Config().Cgroups, st.CgroupPaths); err == nil && m.Exists() {
 				if _, _, err := killCgroup(m); err != nil {
 					return fmt.Errorf("kill %q: %w", c.ID(), err)
@@ -349,12 +443,12 @@ func (c *container) Destroy() error {
 }
 
 func (c *container) CgroupPaths() map[string]string {
-	st, err := c.lc.State()
+	st, err := c.state()
 	if err != nil {
 		return nil
 	}
 	if !rootlessCgroups() {
-		return st.CgroupPaths
+		return maps.Clone(st.CgroupPaths) // st is shared: the caller's copy
 	}
 	// Rootless, libcontainer keeps the paths of hierarchies it could not
 	// create in (the unified and named ones of a hybrid host) in its

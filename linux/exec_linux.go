@@ -141,11 +141,11 @@ func (c *container) Processes() ([]int, error) {
 // its own: every live process in it. With the init gone the kernel has
 // killed the rest, so there is none.
 func (c *container) namespaceProcesses() ([]int, error) {
-	st, err := c.lc.State()
+	st, err := c.state()
 	if err != nil {
 		return nil, mapErr(err)
 	}
-	if st.InitProcessPid == 0 {
+	if st.InitProcessPid <= 0 {
 		return nil, nil
 	}
 	ns, err := hooks.ProcFacts{}.Of(st.InitProcessPid, specs.PIDNamespace)

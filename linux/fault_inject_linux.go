@@ -51,6 +51,10 @@ import (
 //	TESTONLY_VETTO_FAULT=slow-facts:<dur> every host scan of a pid namespace
 //	                                      takes <dur> longer (platform/), so a
 //	                                      monitor round is slow
+//	TESTONLY_VETTO_FAULT=slow-cgroup-facts:<dur> every host read of a
+//	                                      cgroup's members takes <dur> longer
+//	                                      (platform/), so create can be killed
+//	                                      during its pre-launch verification
 //	TESTONLY_VETTO_FAULT=shim-pause:<dur> in the container's environment: the
 //	                                      pre-exec step sleeps <dur> before it
 //	                                      restricts the init, so a test can attack it

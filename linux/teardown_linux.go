@@ -48,7 +48,7 @@ const pollCeiling = time.Millisecond
 // libcontainer destroy the cgroups and its state.
 func (c *container) Teardown() (*hooks.Receipt, error) {
 	rec := &hooks.Receipt{Method: "none"}
-	st, err := c.lc.State()
+	st, err := c.state()
 	if err != nil {
 		return nil, mapErr(err)
 	}

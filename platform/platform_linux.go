@@ -45,9 +45,15 @@ func NewBackend(version, commit string) runtime.Backend {
 // HostFacts are procfs's and cgroupfs's.
 func HostFacts() hooks.Facts {
 	if linux.FaultInjection {
-		if v, ok := strings.CutPrefix(os.Getenv("TESTONLY_VETTO_FAULT"), "slow-facts:"); ok {
+		fault := os.Getenv("TESTONLY_VETTO_FAULT")
+		if v, ok := strings.CutPrefix(fault, "slow-facts:"); ok {
 			if d, err := time.ParseDuration(v); err == nil {
 				return slowFacts{d: d}
+			}
+		}
+		if v, ok := strings.CutPrefix(fault, "slow-cgroup-facts:"); ok {
+			if d, err := time.ParseDuration(v); err == nil {
+				return slowCgroupFacts{d: d}
 			}
 		}
 	}
@@ -67,6 +73,21 @@ type slowFacts struct {
 func (f slowFacts) PidsInNamespace(ns hooks.NamespaceID) ([]int, error) {
 	time.Sleep(f.d)
 	return f.ProcFacts.PidsInNamespace(ns)
+}
+
+// slowCgroupFacts is TESTONLY_VETTO_FAULT=slow-cgroup-facts:<dur>: every
+// read of a cgroup's membership takes <dur> longer. Pre-launch
+// verification reads it after the backend built the container and before
+// create records it Launchable, so a test can kill create there (the
+// crash a Compiled record must survive).
+type slowCgroupFacts struct {
+	hooks.ProcFacts
+	d time.Duration
+}
+
+func (f slowCgroupFacts) InCgroup(dir string, pid int) (bool, error) {
+	time.Sleep(f.d)
+	return f.ProcFacts.InCgroup(dir, pid)
 }
 
 // MonitorSupported: this platform's runtime starts a per-container

@@ -199,7 +199,11 @@ func (r *Runtime) create(opts CreateOptions) (_ *created, retErr error) {
 		return nil, fmt.Errorf("create %q: %w", opts.ID, spawnFailed(err))
 	}
 	cr.c, cr.fg = c, fg
-	if err := r.Store.moveLocked(cr.rec, StateConstructed, ""); err != nil {
+	// Constructed is not written: a crash from here on leaves the record
+	// at Compiled, and delete then finds the backend's container (Load)
+	// and tears it down, as it would from Constructed. Nothing outside
+	// this process can tell the two apart: the lock is held throughout.
+	if err := r.Store.passLocked(cr.rec, StateConstructed, ""); err != nil {
 		return nil, err
 	}
 	if err := r.startRelayLocked(cr); err != nil {

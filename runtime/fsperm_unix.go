@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -90,14 +91,19 @@ func unmappedInUserNamespace(uid uint32) bool {
 // InUserNamespace reports whether this process runs in a user namespace
 // other than the initial one, whose uid map is the whole range onto
 // itself.
-func InUserNamespace() bool {
+//
+// Read once per process: the runtime never changes its own user
+// namespace, and one command asks several times.
+func InUserNamespace() bool { return inUserNamespace() }
+
+var inUserNamespace = sync.OnceValue(func() bool {
 	m, err := os.ReadFile("/proc/self/uid_map")
 	if err != nil {
 		return false
 	}
 	f := strings.Fields(string(m))
 	return !(len(f) == 3 && f[0] == "0" && f[1] == "0" && f[2] == "4294967295")
-}
+})
 
 // NormalUser: the runtime runs for a normal user — not root, or root only
 // of a user namespace a normal user made (rootless podman runs its

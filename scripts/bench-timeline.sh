@@ -27,7 +27,14 @@ done
 [ -x "$bin" ] || die "$bin: not an executable (make build)"
 tracefs=/sys/kernel/tracing
 [ -w "$tracefs/uprobe_events" ] || tracefs=/sys/kernel/debug/tracing
-[ -w "$tracefs/uprobe_events" ] || die "no writable uprobe_events under /sys/kernel/tracing or /sys/kernel/debug/tracing"
+mounted_tracefs=
+if [ ! -w "$tracefs/uprobe_events" ]; then
+	# A fresh host (no systemd to mount it) has tracefs unmounted: mount
+	# it for this run, and unmount it on exit.
+	tracefs=/sys/kernel/tracing
+	mount -t tracefs nodev "$tracefs" 2>/dev/null && mounted_tracefs=1
+fi
+[ -w "$tracefs/uprobe_events" ] || die "no writable uprobe_events under /sys/kernel/tracing or /sys/kernel/debug/tracing (mount -t tracefs nodev /sys/kernel/tracing)"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/vetto-timeline.XXXXXX")
 group="vbtl$$"
@@ -37,21 +44,27 @@ cleanup() {
 	set +e
 	trap - EXIT INT TERM
 	for d in "$work"/root-*/*/; do
-		[ -d "$d" ] && "$work/vetto" --root "$(dirname "$d")" delete --force "$(basename "$d")" >/dev/null 2>&1
+		[ -d "$d" ] && "$work/bin/vetto" --root "$(dirname "$d")" delete --force "$(basename "$d")" >/dev/null 2>&1
 	done
 	for p in "${probes[@]}"; do echo "-:$group/$p" >>"$tracefs/uprobe_events"; done
 	mountpoint -q "$work/root-tmpfs" && umount "$work/root-tmpfs"
 	rm -rf "$work"
+	[ -n "$mounted_tracefs" ] && umount "$tracefs"
 	exit "$rc"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-cp "$bin" "$work/vetto"
-go tool nm "$work/vetto" >"$work/nm.txt" 2>/dev/null || die "go tool nm $bin failed"
+# In a directory of its own: libcontainer seals the binary for the init
+# with an overlayfs whose lowerdir is the binary's directory, which fails
+# ("overlapping lowerdir path") when the state root lies under it, and
+# then copies all 20 MB into a memfd on every create instead.
+mkdir "$work/bin"
+cp "$bin" "$work/bin/vetto"
+go tool nm "$work/bin/vetto" >"$work/nm.txt" 2>/dev/null || die "go tool nm $bin failed"
 # File offset of a text address: the executable LOAD segment maps file
 # offset o at address v.
-read -r seg_off seg_vaddr < <(readelf -lW "$work/vetto" | awk '$1 == "LOAD" && $0 ~ / R E / {print $2, $3; exit}')
+read -r seg_off seg_vaddr < <(readelf -lW "$work/bin/vetto" | awk '$1 == "LOAD" && $0 ~ / R E / {print $2, $3; exit}')
 [ -n "$seg_off" ] || die "no executable LOAD segment in $bin"
 
 # The markers, in the order a run passes them: uprobe:<symbol> on the runtime
@@ -92,7 +105,7 @@ for m in "${markers[@]}"; do
 			continue
 		fi
 		ev=$(printf 'm%02d' "${#kinds[@]}")
-		echo "p:$group/$ev $work/vetto:$(printf '0x%x' $(( 0x$addr - seg_vaddr + seg_off )))" >>"$tracefs/uprobe_events" ||
+		echo "p:$group/$ev $work/bin/vetto:$(printf '0x%x' $(( 0x$addr - seg_vaddr + seg_off )))" >>"$tracefs/uprobe_events" ||
 			die "could not set a uprobe on $what"
 		probes+=("$ev")
 		what=${what#"$V"/}
@@ -107,7 +120,7 @@ bundle=$work/bundle
 mkdir -p "$bundle/rootfs"/{bin,proc,sys,dev,tmp,etc}
 cp "$(command -v busybox)" "$bundle/rootfs/bin/busybox"
 ln -s busybox "$bundle/rootfs/bin/true"
-"$work/vetto" spec --bundle "$bundle" >/dev/null
+"$work/bin/vetto" spec --bundle "$bundle" >/dev/null
 jq '.process.args = ["/bin/true"] | .process.terminal = false' "$bundle/config.json" >"$work/c.json"
 mv "$work/c.json" "$bundle/config.json"
 mkdir -p "$work/root-tmpfs" "$work/root-disk"
@@ -142,7 +155,7 @@ times() {
 for i in $(seq 1 "$runs"); do
 	for where in tmpfs disk; do
 		perf record -q -e "$group:*" -e sched:sched_process_exec -e sched:sched_process_exit -e syscalls:sys_enter_fsync \
-			-o "$work/perf.data" -- "$work/vetto" --root "$work/root-$where" run --bundle "$bundle" "tl-$i" \
+			-o "$work/perf.data" -- "$work/bin/vetto" --root "$work/root-$where" run --bundle "$bundle" "tl-$i" \
 			</dev/null >/dev/null 2>"$work/perf.log" || { cat "$work/perf.log" >&2; die "run $i ($where) failed"; }
 		times "$work/perf.data" >>"$work/times-$where.txt"
 	done
