@@ -94,10 +94,15 @@ func (e *env) poststart(id string) verdicts {
 		e.t.Fatalf("read the record of %s: %v", id, err)
 	}
 	var rec struct {
-		Poststart []verdictResult `json:"poststart"`
+		Poststart         []verdictResult `json:"poststart"`
+		Verdicts          []verdictResult `json:"verdicts"`
+		VerdictsAreLaunch bool            `json:"verdictsAreLaunch"`
 	}
 	if err := json.Unmarshal(data, &rec); err != nil {
 		e.t.Fatalf("record of %s: %v", id, err)
+	}
+	if rec.VerdictsAreLaunch { // no verify since: not stored twice
+		return verdicts{ID: id, Results: rec.Verdicts}
 	}
 	return verdicts{ID: id, Results: rec.Poststart}
 }
@@ -349,6 +354,15 @@ func TestVerifyDefaultPasses(t *testing.T) {
 	st := e.vettoState(nv)
 	if st["state"] != "Running" || !strings.Contains(st["launchLine"].(string), "--no-verify") {
 		t.Fatalf("--no-verify: %v", st)
+	}
+	// verify confirms a verified launch and never promotes an unverified
+	// one: whatever it finds now, the launch recorded no canary verdicts
+	// (not on the second verify either, once its own verdicts are stored).
+	for i := 1; i <= 2; i++ {
+		e.verify(nv) // its own checks may pass; the container is not verified by them
+		if st := e.vettoState(nv); st["state"] == "VerifiedRuntime" || st["verification"] == "PASS" {
+			t.Fatalf("after verify #%d of a --no-verify launch: %v", i, st)
+		}
 	}
 	e.mustVetto("delete", "--force", nv)
 	if r := e.vetto("run", "--no-verify", "--security-level", "strict", "-b", e.bundle([]string{"true"}, strictSpec), e.id()); r.code != 125 {

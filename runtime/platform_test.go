@@ -314,8 +314,8 @@ func TestPlatformPostLaunchVerdicts(t *testing.T) {
 			if tc.sec.NoVerify && tc.wantErr == nil {
 				return // nothing judged, nothing recorded: --no-verify
 			}
-			if len(rec.Poststart) != len(tc.post) || rec.Poststart[0].Check != tc.post[0].Check {
-				t.Errorf("record's poststart verdicts %+v, want the backend's %+v", rec.Poststart, tc.post)
+			if lv := rec.LaunchVerdicts(); len(lv) != len(tc.post) || lv[0].Check != tc.post[0].Check {
+				t.Errorf("record's launch verdicts %+v, want the backend's %+v", lv, tc.post)
 			}
 			events := auditEvents(t, r.Store.AuditLog)
 			if !slices.ContainsFunc(events, func(ev AuditEvent) bool {

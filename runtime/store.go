@@ -139,8 +139,11 @@ type Record struct {
 	Verdicts     []hooks.Result `json:"verdicts,omitempty"`
 	// Poststart are the verdicts of the launch, kept when verify replaces
 	// Verdicts: the canaries, which run once, before the program, are
-	// there.
-	Poststart []hooks.Result `json:"poststart,omitempty"`
+	// there. Until then they are Verdicts (VerdictsAreLaunch), not stored
+	// twice: they were half the record, which every later command reads.
+	// LaunchVerdicts reads them either way.
+	Poststart         []hooks.Result `json:"poststart,omitempty"`
+	VerdictsAreLaunch bool           `json:"verdictsAreLaunch,omitempty"`
 	// Monitor is the container's monitor process and what it did; nil
 	// when it has none.
 	Monitor *MonitorState `json:"monitor,omitempty"`
@@ -362,4 +365,13 @@ func writeFile(path string, data []byte, perm fs.FileMode, sync bool) (retErr er
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
+}
+
+// LaunchVerdicts are the verdicts of the launch (poststart): Verdicts until
+// a verify replaced them, Poststart after.
+func (r *Record) LaunchVerdicts() []hooks.Result {
+	if r.VerdictsAreLaunch {
+		return r.Verdicts
+	}
+	return r.Poststart // none when the launch recorded none (--no-verify)
 }

@@ -183,10 +183,13 @@ func (r *Runtime) judgeLocked(rec *Record, c Container, phase string, results []
 	if err := r.Store.auditLocked(AuditEvent{ID: rec.ID, Spec: rec.SpecHash, Level: rec.Level.String(), Event: "verdicts", Reason: phase, Results: results, Duration: took}, true); err != nil {
 		return stopAfterFailure(c, err)
 	}
-	rec.Verdicts = results
 	if phase == phasePoststart {
-		rec.Poststart = results
+		rec.Poststart, rec.VerdictsAreLaunch = nil, true
+	} else if rec.VerdictsAreLaunch {
+		// The launch's, kept as Verdicts are replaced.
+		rec.Poststart, rec.VerdictsAreLaunch = rec.Verdicts, false
 	}
+	rec.Verdicts = results
 	summary := hooks.Summarize(results)
 	exited := summary == hooks.Inconclusive && r.initExited(rec, c)
 	action, rule := launch.PostLaunch(rec.Level, summary, exited)
@@ -195,7 +198,7 @@ func (r *Runtime) judgeLocked(rec *Record, c Container, phase string, results []
 		// verify and the monitor do not run the canaries again: they
 		// confirm a verified launch, never promote one whose canaries did
 		// not pass.
-		if phase != phasePoststart && hooks.Summarize(rec.Poststart) != hooks.AllPass {
+		if phase != phasePoststart && hooks.Summarize(rec.LaunchVerdicts()) != hooks.AllPass {
 			rec.Verification = "INCONCLUSIVE"
 			return r.Store.writeRecordLocked(rec)
 		}
@@ -325,7 +328,7 @@ func launchCanaries(rec *Record) []hooks.Result {
 	}
 	r := hooks.Result{Check: "P3/at-launch", Evidence: hooks.HostFact, Expected: "every canary PASS at launch, before the program ran"}
 	var p3 []hooks.Result
-	for _, v := range rec.Poststart {
+	for _, v := range rec.LaunchVerdicts() {
 		if strings.HasPrefix(v.Check, "P3/") {
 			p3 = append(p3, v)
 		}
