@@ -88,13 +88,18 @@ func (c *container) ID() string { return c.lc.ID() }
 // that exists, which may be a reused one; a freezer that cannot be read;
 // a /proc that is not this process's pid namespace) is libcontainer's to
 // judge, by the init's start time.
+//
+// It uses the State already read, never reads it for this: for a
+// container just loaded, a State read costs what it saves.
 func (c *container) stoppedForSure() bool {
-	pid := c.InitPid()
-	if pid <= 0 || !procIsOurs() {
+	c.stMu.Lock()
+	st := c.st
+	c.stMu.Unlock()
+	if st == nil || st.InitProcessPid <= 0 || !procIsOurs() {
 		return false
 	}
-	var st unix.Stat_t
-	if err := unix.Stat("/proc/"+strconv.Itoa(pid), &st); !errors.Is(err, unix.ENOENT) {
+	var proc unix.Stat_t
+	if err := unix.Stat("/proc/"+strconv.Itoa(st.InitProcessPid), &proc); !errors.Is(err, unix.ENOENT) {
 		return false
 	}
 	return !maybeFrozen(c.CgroupPaths())
