@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"sync"
 
 	"github.com/opencontainers/runc/libcontainer"
 	"github.com/opencontainers/runc/libcontainer/utils"
@@ -36,9 +37,49 @@ func newForeground(proc *libcontainer.Process, io *stdio, subreaper bool) (*fore
 			return nil, fmt.Errorf("become child subreaper (use --no-subreaper to run without): %w", err)
 		}
 	}
-	f := &foreground{proc: proc, io: io, signals: make(chan os.Signal, signalBuffer)}
-	signal.Notify(f.signals)
-	return f, nil
+	return &foreground{proc: proc, io: io, signals: caughtSignals()}, nil
+}
+
+// early is the registration PrepareForeground began, if it did.
+var early struct {
+	sync.Mutex
+	signals chan os.Signal
+	done    chan struct{}
+}
+
+// PrepareForeground begins registering for every signal in the
+// background: signal.Notify of all 65 is one round trip each through the
+// Go runtime's signal-mask thread, 1-4 ms here, which now runs beside the
+// plan and the records. newForeground waits for it to finish, so every
+// signal is caught before the container's init starts, as before.
+func (*Backend) PrepareForeground() {
+	early.Lock()
+	defer early.Unlock()
+	if early.signals != nil {
+		return
+	}
+	early.signals, early.done = make(chan os.Signal, signalBuffer), make(chan struct{})
+	go func(c chan os.Signal, done chan struct{}) {
+		signal.Notify(c)
+		close(done)
+	}(early.signals, early.done)
+}
+
+// caughtSignals is a channel every signal is delivered to, registered in
+// full when it returns: the one PrepareForeground began (once), or a new
+// one.
+func caughtSignals() chan os.Signal {
+	early.Lock()
+	c, done := early.signals, early.done
+	early.signals, early.done = nil, nil
+	early.Unlock()
+	if c != nil {
+		<-done
+		return c
+	}
+	c = make(chan os.Signal, signalBuffer)
+	signal.Notify(c)
+	return c
 }
 
 // Wait forwards signals to the init until it exits and returns its status.

@@ -234,6 +234,17 @@ type ExecutableContainer interface {
 	HoldRoot() (release func(), err error)
 }
 
+// ForegroundPreparer is a backend that can begin what a foreground
+// process needs before the container work reaches it: on Linux,
+// registering for every signal, a few milliseconds of round trips through
+// the Go runtime, done alongside the plan and the records instead of
+// before the init starts. The backend still finishes it before it starts
+// any process. The core calls it once it holds the container's lock, so
+// a wait for the lock can still be interrupted.
+type ForegroundPreparer interface {
+	PrepareForeground()
+}
+
 // Foreground is the caller's handle on a container it waits for.
 type Foreground interface {
 	// Wait forwards signals to the init until it exits and returns its

@@ -94,6 +94,9 @@ func (r *Runtime) create(opts CreateOptions) (_ *created, retErr error) {
 		return nil, err
 	}
 	cr := &created{lock: l, sec: opts.Security}
+	if p, ok := r.Backend.(ForegroundPreparer); ok && opts.foreground {
+		p.PrepareForeground()
+	}
 	defer func() {
 		if retErr != nil {
 			// The refusal is evidence too: the host-wide log keeps it

@@ -57,6 +57,9 @@ func (r *Runtime) Exec(opts ExecOptions) (int, error) {
 	if c == nil {
 		return -1, fmt.Errorf("exec %q: %w", opts.ID, ErrNotRunning)
 	}
+	if p, ok := r.Backend.(ForegroundPreparer); ok && !opts.Detach {
+		p.PrepareForeground()
+	}
 	status, err := c.Status()
 	if err != nil {
 		return -1, fmt.Errorf("exec %q: %w", opts.ID, err)
