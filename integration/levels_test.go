@@ -384,13 +384,18 @@ func TestAuditLog(t *testing.T) {
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		var ev struct {
-			ID, Spec, Event, From, To string
+			ID, Spec, Event, From, To, Reason string
 		}
 		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
 			t.Fatalf("audit line %q: %v", sc.Text(), err)
 		}
 		if ev.ID != id || ev.Spec != hash {
 			t.Errorf("audit line %q: want id %s and spec %s", sc.Text(), id, hash)
+		}
+		if ev.Event == "verdicts" && ev.Reason == "monitor" {
+			// The monitor's rounds, from 100 ms after start: how many
+			// fall before the kill is the host's timing, not the order.
+			continue
 		}
 		if ev.Event == "transition" {
 			got = append(got, ev.From+">"+ev.To)
