@@ -78,7 +78,7 @@ markers=(
 	"uprobe:$V/runtime.(*Runtime).plan"
 	"uprobe:$V/runtime.Store.createDirLocked"
 	"uprobe:$V/linux.(*Backend).Create"
-	"uprobe:os/signal.Notify"
+	"uprobe:$V/linux.caughtSignals"
 	"uprobe:$L.(*Container).Start"
 	"initexec:libcontainer execs its init"
 	"uprobe:$V/runtime.(*Runtime).verifyPreLaunchLocked"
