@@ -32,6 +32,11 @@ container at standard and strict, as verify does, and is recorded at
 degraded. delete stops it, and the teardown receipt says how many rounds it
 ran and whether it killed. Running it by hand is harmless: it does what the
 started one does.`,
+		Flags: []ucli.Flag{
+			// What start passes to the monitor it spawns; by hand it
+			// is not needed.
+			&ucli.BoolFlag{Name: "spawned", Hidden: true, Usage: "watch only while the container's record names this process as its monitor"},
+		},
 		Action: h.withRuntime(1, 1, func(c *ucli.Context, r *runtime.Runtime) error {
 			// A small, steady footprint: the monitor lives as long as
 			// the container and does little.
@@ -41,7 +46,7 @@ started one does.`,
 			sigs := make(chan os.Signal, 1)
 			signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 			done := make(chan error, 1)
-			go func() { done <- r.Monitor(c.Args().First(), r.Config.MonitorInterval()) }()
+			go func() { done <- r.Monitor(c.Args().First(), r.Config.MonitorInterval(), c.Bool("spawned")) }()
 			select {
 			case err := <-done:
 				return err
@@ -52,10 +57,12 @@ started one does.`,
 	}
 }
 
-// spawnMonitor starts `vetto-runtime monitor <id>` for the container just
-// started: in a session of its own, with this process's global flags, its
-// stdio /dev/null (what it has to say goes to --log and the audit log),
-// not waited for. It returns the monitor's pid and start time.
+// spawnMonitor starts `vetto-runtime monitor --spawned <id>` for the
+// container being started: in a session of its own, with this process's
+// global flags, its stdio /dev/null (what it has to say goes to --log and
+// the audit log), not waited for. It returns the monitor's pid and start
+// time, which the start writes into the record: --spawned makes that the
+// monitor's licence to watch.
 func spawnMonitor(c *ucli.Context, self, root string) func(id string) (int, uint64, error) {
 	return func(id string) (int, uint64, error) {
 		// Absolute: the monitor runs in /.
@@ -75,7 +82,7 @@ func spawnMonitor(c *ucli.Context, self, root string) func(id string) (int, uint
 		if c.Bool("debug") {
 			args = append(args, "--debug")
 		}
-		cmd := exec.Command(self, append(args, "monitor", id)...)
+		cmd := exec.Command(self, append(args, "monitor", "--spawned", id)...)
 		// It idles between rounds: one P and a tight GC keep what it
 		// holds of memory to itself small (docs/performance.md).
 		cmd.Env = append(os.Environ(), "GOMAXPROCS=1", "GOGC=25")

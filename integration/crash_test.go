@@ -190,6 +190,15 @@ func TestCrashDuringStart(t *testing.T) {
 	if st := e.vettoState(id); st["state"] == "VerifiedRuntime" || st["verification"] == "PASS" {
 		t.Fatalf("a start killed before the process ran claims verification: %v", st)
 	}
+	// The start had begun the container's monitor; the record never
+	// named it, so it leaves at its first look, before any delete.
+	deadline = time.Now().Add(5 * time.Second)
+	for len(monitorsOf(id)) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("monitor %v of %s still runs 5 s after its start was killed", monitorsOf(id), id)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	e.mustVetto("delete", "--force", id)
 }
 

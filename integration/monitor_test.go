@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -190,6 +191,94 @@ func TestMonitorLifetime(t *testing.T) {
 	mon2 := e.record(id2).Monitor.Pid
 	waitFor(t, func() bool { return !pidAlive(mon2) })
 	e.mustVetto("delete", id2)
+}
+
+// monitorsOf lists the monitor processes of container id: start spawns
+// them as `vetto-runtime … monitor --spawned <id>`.
+func monitorsOf(id string) []int {
+	var out []int
+	for _, pid := range clientProcsWith("monitor\x00--spawned\x00" + id + "\x00") {
+		if pidAlive(pid) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// A start begins the container's monitor beside the canaries, before it
+// knows whether the launch will hold. A start that then fails must not
+// leave that monitor behind: not for the container's life, not for the
+// one look it would take to find the start failed. Each failure here
+// comes after the monitor was begun: a poststart hook that fails (after
+// verification passed), and a P3 canary FAIL (before the program runs).
+func TestFailedStartLeavesNoMonitor(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(*specs.Spec)
+	}{
+		{"poststart hook fails", func(s *specs.Spec) {
+			hookSet(s, "poststart", hookShell("exit 1"))
+		}},
+		{"canary FAIL", func(s *specs.Spec) {
+			// The host's network, annotated as none: the loopback
+			// canary reaches the host, P3/loopback-connect FAILs.
+			withoutNamespace(specs.NetworkNamespace)(s)
+			s.Annotations = map[string]string{"dev.vetto.net": "none"}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			id := e.id()
+			e.mustVetto("create", "-b", e.bundle([]string{"sleep", "1000"}, tc.edit), id)
+			if r := e.vetto("start", id); r.code == 0 {
+				t.Fatalf("start: %s; want it to fail", r)
+			}
+			if m := monitorsOf(id); len(m) > 0 {
+				t.Fatalf("monitor %v of %s alive after its start failed", m, id)
+			}
+			e.mustVetto("delete", "--force", id)
+		})
+	}
+}
+
+// A monitor start spawned watches only while the container's record
+// names it: one whose start died before writing its pid, or started by
+// mistake with --spawned beside the real one, leaves at its first look
+// instead of judging (and killing) a container that is not its to watch.
+// By hand, without --spawned, a monitor still runs beside the real one.
+func TestSpawnedMonitorNeedsTheRecord(t *testing.T) {
+	e := newEnv(t)
+	id, _, config := e.monitored([]string{"sleep", "1000"}, nil)
+	named := e.record(id).Monitor.Pid
+	stray := exec.Command(binary, append(append([]string{"--root", e.root}, config...), "monitor", "--spawned", id)...)
+	if err := stray.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- stray.Wait() }()
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("the stray monitor: %v; want a quiet exit", err)
+		}
+	case <-time.After(5 * time.Second):
+		_ = stray.Process.Kill()
+		<-exited
+		t.Fatalf("a --spawned monitor the record does not name (it names %d) still ran after 5 s", named)
+	}
+	if !pidAlive(named) || e.record(id).Monitor.Pid != named {
+		t.Fatalf("the named monitor %d: alive %v, record %+v", named, pidAlive(named), e.record(id).Monitor)
+	}
+	byHand := exec.Command(binary, append(append([]string{"--root", e.root}, config...), "monitor", id)...)
+	if err := byHand.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = byHand.Process.Kill(); _ = byHand.Wait() }()
+	time.Sleep(2 * monitorInterval)
+	if !pidAlive(byHand.Process.Pid) {
+		t.Fatalf("a monitor run by hand left while its container runs")
+	}
+	e.mustVetto("delete", "--force", id)
 }
 
 // unmountIn unmounts path in pid's mount namespace, as a host admin would,

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"time"
 
@@ -63,7 +64,10 @@ type WatchingContainer interface {
 // mounts report a change. A FAIL kills the container at standard and
 // strict (as verify does), and is recorded at degraded; the monitor then
 // stops. It returns when the container is gone, stopped, or killed.
-func (r *Runtime) Monitor(id string, interval time.Duration) error {
+// spawned is a monitor that start (or a foreground run) spawned: it
+// watches only while the container's record names it as the monitor, so
+// one whose start failed, or that a later start replaced, leaves.
+func (r *Runtime) Monitor(id string, interval time.Duration, spawned bool) error {
 	var w Watcher
 	defer func() {
 		if w != nil {
@@ -72,7 +76,7 @@ func (r *Runtime) Monitor(id string, interval time.Duration) error {
 	}()
 	period := min(monitorFirst, interval)
 	for {
-		done, c, err := r.monitorRound(id)
+		done, c, err := r.monitorRound(id, spawned)
 		if err != nil || done {
 			return err
 		}
@@ -101,8 +105,8 @@ func (r *Runtime) Monitor(id string, interval time.Duration) error {
 // round's facts stale: they are dropped, and the next round looks again.
 // A container whose lock is busy is left for the next round; done means
 // there is nothing left to watch.
-func (r *Runtime) monitorRound(id string) (done bool, c Container, err error) {
-	look, done, c, err := r.monitorLook(id)
+func (r *Runtime) monitorRound(id string, spawned bool) (done bool, c Container, err error) {
+	look, done, c, err := r.monitorLook(id, spawned)
 	if look == nil {
 		return done, c, err
 	}
@@ -170,7 +174,7 @@ type monitorLookup struct {
 
 // monitorLook reads, under the container's lock, what a round needs; nil
 // when there is nothing to look at this round (done says whether ever).
-func (r *Runtime) monitorLook(id string) (look *monitorLookup, done bool, c Container, err error) {
+func (r *Runtime) monitorLook(id string, spawned bool) (look *monitorLookup, done bool, c Container, err error) {
 	l, err := r.Store.tryLockContainer(id)
 	switch {
 	case errors.Is(err, ErrNotExist):
@@ -185,6 +189,11 @@ func (r *Runtime) monitorLook(id string) (look *monitorLookup, done bool, c Cont
 	if err != nil || r.fromAnotherBoot(rec) {
 		// A record of another boot names no process of this one to
 		// watch (and a monitor that reads it is not the one it names).
+		return nil, true, nil, nil
+	}
+	if spawned && (rec.Monitor == nil || rec.Monitor.Pid != os.Getpid()) {
+		// Not the monitor the record names: its start failed, or it
+		// was begun for a start that never happened.
 		return nil, true, nil, nil
 	}
 	c, err = r.Backend.Load(r.Store.BackendDir(id), id)
@@ -218,30 +227,91 @@ func (r *Runtime) monitorLook(id string) (look *monitorLookup, done bool, c Cont
 }
 
 // startMonitorLocked starts the container's monitor once its process runs
-// (not for --no-verify: the monitor is verification). A monitor that
-// cannot start fails a strict launch and is a warning elsewhere.
+// (not for --no-verify: the monitor is verification) and writes the record
+// that names it. A monitor that cannot start fails a strict launch and is a
+// warning elsewhere.
 func (r *Runtime) startMonitorLocked(rec *Record, c Container) error {
+	s := r.beginMonitor(rec)
+	if s == nil {
+		return nil
+	}
+	if err := r.joinMonitorLocked(rec, c, s); err != nil {
+		return err
+	}
+	return r.Store.writeRecordLocked(rec)
+}
+
+// monitorSpawn is a monitor being started beside the rest of a start.
+type monitorSpawn struct {
+	done  chan struct{}
+	pid   int
+	start uint64
+	err   error
+}
+
+// beginMonitor starts container rec's monitor in the background, or
+// returns nil where it has none (--no-verify, a platform without host
+// facts). A detached start begins it before the canaries: the monitor's
+// fork, exec and Go start-up then overlap the canaries' round trip, where
+// a start's wall time goes, and its pid reaches the record in the write
+// verification makes anyway. The monitor's first look takes the
+// container's lock, so it looks only once the start is over; and it runs
+// with the record as its licence (SpawnMonitor passes --spawned): one
+// whose start failed before the record named it leaves at that look,
+// and the start stops it first (abandonMonitor).
+func (r *Runtime) beginMonitor(rec *Record) *monitorSpawn {
 	if rec.NoVerify || r.SpawnMonitor == nil {
 		return nil
 	}
 	if _, ok := r.postFacts(); !ok {
 		return nil
 	}
-	pid, start, err := r.SpawnMonitor(rec.ID)
-	if err != nil {
-		if rec.Level == LevelStrict {
-			_ = r.Store.moveLocked(rec, StatePostLaunchFailed, "monitor: "+err.Error())
-			return stopAfterFailure(c, Errorf(ErrPostLaunchFailed, "start %q: the monitor did not start, which strict does not accept: %w", rec.ID, err))
-		}
-		note := "monitor: not running (" + err.Error() + ")"
-		if !slices.Contains(rec.Notes, note) {
-			rec.Notes = append(rec.Notes, note)
-		}
-		r.Warnf("%q runs without its monitor: %v", rec.ID, err)
-		return r.Store.writeRecordLocked(rec)
+	s := &monitorSpawn{done: make(chan struct{})}
+	id := rec.ID
+	go func() {
+		defer close(s.done)
+		s.pid, s.start, s.err = r.SpawnMonitor(id)
+	}()
+	return s
+}
+
+// joinMonitorLocked waits for spawn s and puts the monitor in rec, in
+// memory: the caller's next record write stores it. A spawn that failed
+// fails a strict launch (the container is killed) and is a note and a
+// warning elsewhere.
+func (r *Runtime) joinMonitorLocked(rec *Record, c Container, s *monitorSpawn) error {
+	if s == nil {
+		return nil
 	}
-	rec.Monitor = &MonitorState{Pid: pid, StartTime: start}
-	return r.Store.writeRecordLocked(rec)
+	<-s.done
+	if s.err == nil {
+		rec.Monitor = &MonitorState{Pid: s.pid, StartTime: s.start}
+		return nil
+	}
+	if rec.Level == LevelStrict {
+		_ = r.Store.moveLocked(rec, StatePostLaunchFailed, "monitor: "+s.err.Error())
+		return stopAfterFailure(c, Errorf(ErrPostLaunchFailed, "start %q: the monitor did not start, which strict does not accept: %w", rec.ID, s.err))
+	}
+	note := "monitor: not running (" + s.err.Error() + ")"
+	if !slices.Contains(rec.Notes, note) {
+		rec.Notes = append(rec.Notes, note)
+	}
+	r.Warnf("%q runs without its monitor: %v", rec.ID, s.err)
+	return nil
+}
+
+// abandonMonitor stops the monitor spawn s started for a start that
+// failed, so that nothing of the container's outlives the failed start
+// by even the one look it would take to leave on its own.
+func (r *Runtime) abandonMonitor(s *monitorSpawn) {
+	if s == nil {
+		return
+	}
+	<-s.done
+	if s.err != nil {
+		return
+	}
+	r.stopMonitor(&Record{Monitor: &MonitorState{Pid: s.pid, StartTime: s.start}})
 }
 
 // lazyMonitorDelay is when a foreground run spawns its container's

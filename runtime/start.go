@@ -26,7 +26,7 @@ func (r *Runtime) Start(id string) error {
 // startLocked starts the container; with lazyMonitor (a foreground run,
 // whose process stays) the monitor is not spawned here but by the caller,
 // if the container is still running when the monitor's first round is due.
-func (r *Runtime) startLocked(rec *Record, c Container, lazyMonitor bool) error {
+func (r *Runtime) startLocked(rec *Record, c Container, lazyMonitor bool) (err error) {
 	if c == nil {
 		return Errorf(ErrWrongState, "start %q: container is still being created or its create failed", rec.ID)
 	}
@@ -62,6 +62,15 @@ func (r *Runtime) startLocked(rec *Record, c Container, lazyMonitor bool) error 
 		_ = r.Store.moveLocked(rec, StateSpawnFailed, "no process to start")
 		return stopAfterFailure(c, Errorf(ErrInvalidInput, "start %q: config.json sets no process; a container created without one cannot start", rec.ID))
 	}
+	var monitor *monitorSpawn
+	if !lazyMonitor {
+		monitor = r.beginMonitor(rec)
+		defer func() {
+			if err != nil {
+				r.abandonMonitor(monitor)
+			}
+		}()
+	}
 	if ec, ok := c.(ExecutableContainer); ok && rec.Executable != nil {
 		// Held through the exec: an init that refuses its file and exits
 		// must not take the evidence with it.
@@ -96,6 +105,9 @@ func (r *Runtime) startLocked(rec *Record, c Container, lazyMonitor bool) error 
 	// Read right after the exec: the longer the host waits, the likelier
 	// the program has exec'd something of its own.
 	checked = append(checked, executedCheck(rec, c, sp)...)
+	if err := r.joinMonitorLocked(rec, c, monitor); err != nil {
+		return err
+	}
 	if err := r.verifyPostLaunchLocked(rec, c, sp, append(append(canaries, verifyPastShim()...), checked...), took); err != nil {
 		return err
 	}
@@ -115,10 +127,7 @@ func (r *Runtime) startLocked(rec *Record, c Container, lazyMonitor bool) error 
 			return stopAfterFailure(c, Errorf(ErrHookFailed, "start %q: %w", rec.ID, err))
 		}
 	}
-	if lazyMonitor {
-		return nil
-	}
-	return r.startMonitorLocked(rec, c)
+	return nil
 }
 
 // stopAfterFailure SIGKILLs every process of a container whose start
