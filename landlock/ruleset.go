@@ -62,7 +62,8 @@ func Parse(annotation string) (*Ruleset, error) {
 	if err := dec.Decode(&rs); err != nil {
 		return nil, fmt.Errorf("landlock ruleset: %w", err)
 	}
-	if dec.More() {
+	// Not dec.More: it calls a stray '}' or ']' the end of the input.
+	if strings.TrimSpace(annotation[dec.InputOffset():]) != "" {
 		return nil, errors.New("landlock ruleset: trailing data after the JSON object")
 	}
 	if err := rs.validate(); err != nil {

@@ -22,6 +22,7 @@ func TestParse(t *testing.T) {
 		{"no paths", `{"ruleset":{"handledAccessFS":4},"rules":{"pathBeneath":[{"allowedAccess":4,"paths":[]}]}}`, "empty"},
 		{"bad port", `{"ruleset":{"handledAccessNet":1},"rules":{"netPort":[{"allowedAccess":1,"ports":[70000]}]}}`, "not a port"},
 		{"trailing data", `{"ruleset":{"handledAccessFS":1}} {}`, "trailing data"},
+		{"trailing brace", `{"ruleset":{"handledAccessFS":1}}}`, "trailing data"},
 		{"not json", `rules`, "landlock ruleset"},
 	}
 	for _, tt := range tests {

@@ -29,6 +29,8 @@ func TestDecodeRefuses(t *testing.T) {
 		`{"canaryFD":1}`,
 		`{"canaryFD":-3}`,
 		`{"ruleset":"r"} {"ruleset":"s"}`,
+		`{"ruleset":"r"}}`,
+		`{"ruleset":"r"}]`,
 		`{"rlimits":[]}`,
 	} {
 		if _, err := Decode([]byte(bad)); err == nil {

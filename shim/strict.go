@@ -12,7 +12,8 @@ func strictUnmarshal(data []byte, v any) error {
 	if err := d.Decode(v); err != nil {
 		return err
 	}
-	if d.More() {
+	// Not d.More: it calls a stray '}' or ']' the end of the input.
+	if len(bytes.TrimSpace(data[d.InputOffset():])) > 0 {
 		return errors.New("trailing data")
 	}
 	return nil

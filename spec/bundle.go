@@ -38,7 +38,8 @@ func Parse(data []byte) (*specs.Spec, error) {
 		}
 		return nil, fmt.Errorf("invalid config.json: %w", err)
 	}
-	if dec.More() {
+	// Not dec.More: it calls a stray '}' or ']' the end of the input.
+	if len(bytes.TrimSpace(data[dec.InputOffset():])) > 0 {
 		return nil, errors.New("invalid config.json: trailing data after the JSON object")
 	}
 	return &s, nil

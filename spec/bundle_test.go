@@ -18,6 +18,8 @@ func TestParse(t *testing.T) {
 		{"not json", `{"ociVersion":`, "invalid config.json"},
 		{"wrong type names the field", `{"process":{"args":"sh"}}`, `field "process.args"`},
 		{"trailing data", `{"ociVersion":"1.0.2"} {}`, "trailing data"},
+		{"trailing brace", `{"ociVersion":"1.0.2"}}`, "trailing data"},
+		{"trailing bracket", "{\"ociVersion\":\"1.0.2\"}\n]", "trailing data"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
