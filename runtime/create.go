@@ -273,8 +273,9 @@ func (r *Runtime) effectiveSpec(opts CreateOptions) (string, *specs.Spec, error)
 	if opts.PreserveFDs < 0 {
 		return "", nil, Errorf(ErrInvalidInput, "--preserve-fds must not be negative")
 	}
-	effective, err := spec.Resolve(s, bundle)
-	if err != nil {
+	// s is this call's own, just parsed: resolved where it is.
+	effective := s
+	if err := spec.ResolveInPlace(effective, bundle); err != nil {
 		return "", nil, err
 	}
 	if r.Self != "" {

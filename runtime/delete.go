@@ -63,6 +63,10 @@ func (r *Runtime) deleteWith(id string, held Container, force bool) error {
 
 func (r *Runtime) deleteLocked(rec *Record, c Container, force bool) error {
 	var st *specs.State
+	// A stored spec that no longer matches its hash is not trusted: its
+	// poststop hooks would be commands someone else chose, run on the
+	// host. Read once, for the teardown (quarantine) and the hooks.
+	sp, specErr := r.Store.readSpec(rec)
 	if c != nil {
 		status, err := c.Status()
 		if err != nil {
@@ -78,13 +82,14 @@ func (r *Runtime) deleteLocked(rec *Record, c Container, force bool) error {
 		if rec.State != StateTerminating && Transition(rec.State, StateTerminating) == nil {
 			_ = r.Store.moveLocked(rec, StateTerminating, "")
 		}
-		if err := r.teardownLocked(rec, c); err != nil {
+		var verified *specs.Spec
+		if specErr == nil {
+			verified = sp
+		}
+		if err := r.recordReceiptLocked(rec, r.teardown(rec, c, verified)); err != nil {
 			return err
 		}
 	}
-	// A stored spec that no longer matches its hash is not trusted: its
-	// poststop hooks would be commands someone else chose, run on the host.
-	sp, specErr := r.Store.readSpec(rec)
 	if specErr != nil && c != nil {
 		r.Warnf("delete %q: not running poststop hooks: %v", rec.ID, specErr)
 	}
@@ -148,7 +153,7 @@ func (r *Runtime) deleteLocked(rec *Record, c Container, force bool) error {
 // that left anything keeps the state directory, so delete --force can try
 // again, and fails with TeardownIncomplete (125): never reported clean.
 func (r *Runtime) teardownLocked(rec *Record, c Container) error {
-	return r.recordReceiptLocked(rec, r.teardown(rec, c))
+	return r.recordReceiptLocked(rec, r.teardown(rec, c, nil))
 }
 
 // recordReceiptLocked writes the receipt to the audit log (synced: it is

@@ -14,7 +14,9 @@ import (
 // still holds anyone (from the baseline's namespace id, scanned on the
 // host), the relay, and the time it took. An error from the backend means
 // it could not even look; that is a receipt with a problem, never clean.
-func (r *Runtime) teardown(rec *Record, c Container) *hooks.Receipt {
+// sp is the frozen spec if the caller read and verified it already; nil:
+// the teardown reads it where it needs it.
+func (r *Runtime) teardown(rec *Record, c Container, sp *specs.Spec) *hooks.Receipt {
 	start := time.Now()
 	// The monitor first: it must not judge, or kill, a container on its
 	// way out.
@@ -27,7 +29,7 @@ func (r *Runtime) teardown(rec *Record, c Container) *hooks.Receipt {
 	r.relayTeardown(rec, receipt)
 	receipt.PidNamespaceGone = r.pidNamespaceGone(rec, receipt)
 	if len(receipt.Remaining) == 0 {
-		r.quarantine(rec, receipt)
+		r.quarantine(rec, receipt, sp)
 	}
 	receipt.Duration = time.Since(start)
 	return receipt
@@ -37,9 +39,14 @@ func (r *Runtime) teardown(rec *Record, c Container) *hooks.Receipt {
 // left in the user's files that would run code on the host's git
 // (hostpolicy.Planted), and says so: the receipt names each, and a
 // warning tells the user now.
-func (r *Runtime) quarantine(rec *Record, receipt *hooks.Receipt) {
-	sp, err := r.Store.readSpec(rec)
-	if err != nil || !hostpolicy.IsPolicyBundle(sp) {
+func (r *Runtime) quarantine(rec *Record, receipt *hooks.Receipt, sp *specs.Spec) {
+	if sp == nil {
+		var err error
+		if sp, err = r.Store.readSpec(rec); err != nil {
+			return
+		}
+	}
+	if !hostpolicy.IsPolicyBundle(sp) {
 		return
 	}
 	moved, err := hostpolicy.Quarantine(sp)

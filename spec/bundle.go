@@ -58,16 +58,25 @@ func Resolve(s *specs.Spec, bundle string) (*specs.Spec, error) {
 	if err != nil {
 		return nil, err
 	}
-	if out.Root != nil && out.Root.Path != "" && !filepath.IsAbs(out.Root.Path) {
-		out.Root.Path = filepath.Join(bundle, out.Root.Path)
+	return out, ResolveInPlace(out, bundle)
+}
+
+// ResolveInPlace is Resolve on s itself, for a caller that owns s (create,
+// which parsed it): no copy of a spec that may be mostly a seccomp profile.
+func ResolveInPlace(s *specs.Spec, bundle string) error {
+	if !filepath.IsAbs(bundle) {
+		return fmt.Errorf("bundle path %q is not absolute", bundle)
 	}
-	for i := range out.Mounts {
-		m := &out.Mounts[i]
+	if s.Root != nil && s.Root.Path != "" && !filepath.IsAbs(s.Root.Path) {
+		s.Root.Path = filepath.Join(bundle, s.Root.Path)
+	}
+	for i := range s.Mounts {
+		m := &s.Mounts[i]
 		if m.Source != "" && !filepath.IsAbs(m.Source) && isBind(*m) {
 			m.Source = filepath.Join(bundle, m.Source)
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // Clone deep-copies a spec through JSON, the form it is stored in.
