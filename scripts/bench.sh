@@ -341,23 +341,75 @@ for pass in $(seq 1 "$passes"); do
 done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
+# rotated NAME LABEL PREPARE COMMAND [LABEL PREPARE COMMAND …] runs the
+# commands as the lifecycle run does: $passes passes of hyperfine, each
+# with the commands in a rotated order, into $work/NAME-<pass>.json;
+# median_of NAME LABEL is one command's median (ms) over all passes.
+rotated() {
+	local name=$1 pass r i n
+	shift
+	local -a items=("$@") hf
+	n=$(( ${#items[@]} / 3 ))
+	for pass in $(seq 1 "$passes"); do
+		hf=(hyperfine --style basic --time-unit millisecond --warmup "$warmup" --runs "$per_pass"
+			--export-json "$work/$name-$pass.json")
+		r=$(( (pass - 1) % n ))
+		for i in $(seq 0 $(( n - 1 ))); do
+			local k=$(( (i + r) % n * 3 ))
+			hf+=(-n "${items[k]}" --prepare "${items[k + 1]}" "${items[k + 2]}")
+		done
+		"${hf[@]}" >&2
+	done
+}
+median_of() {
+	jq -rs --arg c "$2" '
+		[.[].results[] | select(.command == $c) | .times[]] | map(. * 1000) | sort as $t
+		| ($t | length) as $k
+		| if $k % 2 == 1 then $t[($k - 1) / 2] else ($t[$k / 2 - 1] + $t[$k / 2]) / 2 end' "$work/$1"-*.json
+}
+
 # Post-launch verification where its canary probe runs: `start` of a
 # container whose process stays up (in a `run` of /bin/true the process is
 # gone before a probe could join it), with verification on and off.
 say "start of a long-running container, verification on and off"
-hfs=(hyperfine --style basic --time-unit millisecond --warmup "$warmup" --runs "$runs" --export-json "$work/start-verify.json")
+items=()
 for v in on off; do
 	flag=()
 	[ "$v" = off ] && flag=(--no-verify --allow-degraded verify)
 	sid="$tag-sv-$v"
-	hfs+=(-n "start, verification $v"
-		--prepare "$(cmdline vetto delete --force "$sid") >/dev/null 2>&1; $(cmdline vetto create "${flag[@]}" --bundle "$sleeper" "$sid") </dev/null >/dev/null 2>&1"
+	items+=("start, verification $v"
+		"$(cmdline vetto delete --force "$sid") >/dev/null 2>&1; $(cmdline vetto create "${flag[@]}" --bundle "$sleeper" "$sid") </dev/null >/dev/null 2>&1"
 		"$(cmdline vetto start "$sid")")
 done
-"${hfs[@]}" >&2
+rotated start-verify "${items[@]}"
 for v in on off; do rt_run vetto delete --force "$tag-sv-$v" >/dev/null 2>&1 || true; done
-start_on=$(jq -r '.results[0].median * 1000' "$work/start-verify.json")
-start_off=$(jq -r '.results[1].median * 1000' "$work/start-verify.json")
+start_on=$(median_of start-verify "start, verification on")
+start_off=$(median_of start-verify "start, verification off")
+
+# `create` of a policy bundle: the built-in default profile compiled for
+# an empty project (`spec --profile default`), its process /bin/true. runc
+# creates the same bundle (it ignores vetto's annotations: no Landlock, no
+# verification), so the difference is what vetto adds to a create.
+say "create of a policy bundle: vetto and runc"
+project=$work/project
+policy_bundle=$work/bundle-policy
+mkdir -p "$project" "$policy_bundle"
+"$vetto" spec --profile default --project "$project" --bundle "$policy_bundle" -- /bin/true >/dev/null
+create_rts=(runc)
+[ -n "$runc15" ] && create_rts+=(runc15)
+create_rts+=(vetto)
+items=()
+for rt in "${create_rts[@]}"; do
+	cid="$tag-pc-$rt"
+	items+=("create, ${label[$rt]}" "$(cmdline "$rt" delete --force "$cid") >/dev/null 2>&1 || true"
+		"$(cmdline "$rt" create --bundle "$policy_bundle" "$cid") </dev/null >/dev/null 2>&1")
+done
+rotated policy-create "${items[@]}"
+declare -A create_med
+for rt in "${create_rts[@]}"; do
+	rt_run "$rt" delete --force "$tag-pc-$rt" >/dev/null 2>&1 || true
+	create_med[$rt]=$(median_of policy-create "create, ${label[$rt]}")
+done
 
 # Median, mean ± σ (sample), min and max of every command over all passes.
 declare -A med mean sd lo hi nruns
@@ -512,20 +564,19 @@ if [[ $'\n'$("$vetto" --help) =~ $'\n'[[:space:]]+exec[[:space:]] ]]; then
 	exec_runtimes+=(vetto)
 fi
 say "exec into a running container: ${exec_runtimes[*]}"
-hfx=(hyperfine --style basic --time-unit millisecond --warmup "$warmup" --runs "$runs"
-	--export-json "$work/exec.json" --export-markdown "$work/exec.md")
+items=()
 for rt in "${exec_runtimes[@]}"; do
 	id="$tag-x-$rt"
 	rt_run "$rt" create --bundle "$sleeper" "$id" </dev/null >/dev/null 2>&1 || die "${label[$rt]}: create failed"
 	rt_run "$rt" start "$id" </dev/null >/dev/null 2>&1 || die "${label[$rt]}: start failed"
 	rt_run "$rt" exec "$id" /bin/true </dev/null >"$work/exec.out" 2>&1 ||
 		{ cat "$work/exec.out" >&2; die "${label[$rt]}: exec failed"; }
-	hfx+=(-n "${label[$rt]} exec" "$(cmdline "$rt" exec "$id" /bin/true) </dev/null >/dev/null 2>&1")
+	items+=("${label[$rt]} exec" true "$(cmdline "$rt" exec "$id" /bin/true) </dev/null >/dev/null 2>&1")
 done
-"${hfx[@]}" >&2
+rotated exec "${items[@]}"
 declare -A exec_med
-for i in "${!exec_runtimes[@]}"; do
-	exec_med[${exec_runtimes[$i]}]=$(jq -r --argjson i "$i" '.results[$i].median * 1000' "$work/exec.json")
+for rt in "${exec_runtimes[@]}"; do
+	exec_med[$rt]=$(median_of exec "${label[$rt]} exec")
 done
 for rt in "${exec_runtimes[@]}"; do
 	rt_run "$rt" delete --force "$tag-x-$rt" >/dev/null 2>&1 || die "${label[$rt]}: delete --force failed"
@@ -723,6 +774,18 @@ the canaries and the post-exec checks:
 | \`--no-verify\` | $(ms "$start_off") ms |
 | **added by post-launch verification** | **$verify_start_ms ms** |
 
+\`create\` of a policy bundle (\`spec --profile default --project DIR --
+/bin/true\`: the host's root read-only, the project mounted, Landlock
+and the default deny list in annotations): each runtime creates the same
+compiled bundle, and \`delete --force\` runs before each create, untimed;
+$runs runs each in $passes rotated passes. runc ignores vetto's
+annotations: vetto's row includes its pre-launch verification, the
+frozen spec and its records.
+
+| \`create\` of the policy bundle | median | vs runc (Debian) | vs runc 1.5.3 |
+|---|---:|---:|---:|
+$(for rt in "${create_rts[@]}"; do printf '| %s | %s ms | %s | %s |\n' "${label[$rt]}" "$(ms "${create_med[$rt]}")" "$(ratio "${create_med[$rt]}" "${create_med[runc]}")" "$( [ -n "$runc15" ] && ratio "${create_med[$rt]}" "${create_med[runc15]}" || echo –)"; done)
+
 The parts of pre-launch verification, from Go's benchmarks (five samples
 each, medians):
 
@@ -737,7 +800,7 @@ the host's noise):
 
 $(for pass in $(seq 1 "$passes"); do cat "$work/lifecycle-$pass.md"; echo; done)
 
-## Targets (issue 8)
+## Targets (issues 8 and 18)
 
 | target | measured | |
 |---|---|---|
@@ -749,7 +812,13 @@ EOF
 		printf '| vetto `run` median ≤ runc 1.5.3'"'"'s | runc 1.5.3 %s | **not measured** |\n' "$runc15_note"
 	fi
 	printf '| verification adds ≤ 3 ms (`run` of /bin/true, on vs `--no-verify`) | %s ms | %s, %s |\n' "$verify_run_ms" "$(met "$verify_run_ms" 3)" "$(by "$verify_run_ms" 3)"
-	printf '| (not a target: `start` of a running container, the canaries and the monitor included) | %s ms | %s |\n' "$verify_start_ms" "$(by "$verify_start_ms" 3)"
+	printf '| post-launch verification adds ≤ 3 ms to `start` of a running container (the canaries, the post-exec checks, the monitor started) | %s ms | %s, %s |\n' "$verify_start_ms" "$(met "$verify_start_ms" 3)" "$(by "$verify_start_ms" 3)"
+	if [ -n "$runc15" ]; then
+		printf '| `exec <id> /bin/true` ≤ runc 1.5.3'"'"'s | %s ms vs %s ms | %s, %s |\n' "$(ms "${exec_med[vetto]}")" "$(ms "${exec_med[runc15]}")" \
+			"$(met "${exec_med[vetto]}" "${exec_med[runc15]}")" "$(by "${exec_med[vetto]}" "${exec_med[runc15]}")"
+		printf '| `create` of a policy bundle ≤ runc 1.5.3'"'"'s `create` of it | %s ms vs %s ms | %s, %s |\n' "$(ms "${create_med[vetto]}")" "$(ms "${create_med[runc15]}")" \
+			"$(met "${create_med[vetto]}" "${create_med[runc15]}")" "$(by "${create_med[vetto]}" "${create_med[runc15]}")"
+	fi
 	printf '| stretch: ≤ crun'"'"'s median (net of the wrapper) | %s ms vs %s ms | %s, %s |\n' "$(ms "${med[vetto]}")" "$(ms "$crun_net")" \
 		"$(met "${med[vetto]}" "$crun_net")" "$(by "${med[vetto]}" "$crun_net")"
 	pf=$(( par_fail[vetto] + par_leak[vetto] ))
@@ -807,7 +876,7 @@ EOF
 
 ## exec into a running container
 
-\`exec <id> /bin/true\` into a container running \`sleep\`: hyperfine, $warmup warm-up and $runs timed runs each, in one pass.
+\`exec <id> /bin/true\` into a container running \`sleep\`: hyperfine, $warmup warm-up and $runs timed runs each, in $passes rotated passes.
 EOF
 	[ "$vetto_exec" = yes ] || printf '\nvetto-runtime has no `exec` command in this build; runc and crun only.\n'
 	printf '\n| | median | vs runc (Debian) |\n|---|---:|---:|\n'
