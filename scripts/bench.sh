@@ -394,6 +394,9 @@ say "create of a policy bundle: vetto and runc"
 project=$work/project
 policy_bundle=$work/bundle-policy
 mkdir -p "$project" "$policy_bundle"
+# The sandbox runs as an unprivileged host uid, which must pass through
+# the work directory (mktemp's 0700) to reach its project.
+chmod 0711 "$work"
 "$vetto" spec --profile default --project "$project" --bundle "$policy_bundle" -- /bin/true >/dev/null
 create_rts=(runc)
 [ -n "$runc15" ] && create_rts+=(runc15)

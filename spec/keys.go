@@ -68,7 +68,7 @@ type keyWalker struct {
 // pathStep is one step of a key's path: an object key, or (index >= 0)
 // an array element.
 type pathStep struct {
-	key   string
+	key   []byte
 	index int
 }
 
@@ -83,7 +83,7 @@ func (w *keyWalker) at(key string) string {
 		if b.Len() > 0 {
 			b.WriteByte('.')
 		}
-		b.WriteString(s.key)
+		b.Write(s.key)
 	}
 	if b.Len() > 0 {
 		b.WriteByte('.')
@@ -138,26 +138,34 @@ func (w *keyWalker) array(t reflect.Type) error {
 		return nil
 	}
 	for n := 0; ; n++ {
-		w.path = append(w.path, pathStep{index: n})
-		err := w.value(elem)
-		w.path = w.path[:len(w.path)-1]
-		if err != nil {
+		if more, err := w.member(pathStep{index: n}, elem, ']'); !more || err != nil {
 			return err
 		}
-		w.space()
-		if w.i == len(w.data) {
-			return errMalformed
-		}
-		switch w.data[w.i] {
-		case ',':
-			w.i++
-		case ']':
-			w.i++
-			return nil
-		default:
-			return errMalformed
-		}
 	}
+}
+
+// member walks one array element or object member's value, of type t,
+// at step of the path, and the comma (more) or closing delimiter after.
+func (w *keyWalker) member(step pathStep, t reflect.Type, closing byte) (more bool, err error) {
+	w.path = append(w.path, step)
+	err = w.value(t)
+	w.path = w.path[:len(w.path)-1]
+	if err != nil {
+		return false, err
+	}
+	w.space()
+	if w.i == len(w.data) {
+		return false, errMalformed
+	}
+	switch w.data[w.i] {
+	case ',':
+		w.i++
+		return true, nil
+	case closing:
+		w.i++
+		return false, nil
+	}
+	return false, errMalformed
 }
 
 func (w *keyWalker) object(t reflect.Type) error {
@@ -227,24 +235,8 @@ func (w *keyWalker) object(t reflect.Type) error {
 			return errMalformed
 		}
 		w.i++
-		w.path = append(w.path, pathStep{key: string(key), index: -1})
-		err = w.value(typ)
-		w.path = w.path[:len(w.path)-1]
-		if err != nil {
+		if more, err := w.member(pathStep{key: key, index: -1}, typ, '}'); !more || err != nil {
 			return err
-		}
-		w.space()
-		if w.i == len(w.data) {
-			return errMalformed
-		}
-		switch w.data[w.i] {
-		case ',':
-			w.i++
-		case '}':
-			w.i++
-			return nil
-		default:
-			return errMalformed
 		}
 	}
 }
