@@ -63,7 +63,7 @@ func Parse(annotation string) (*Ruleset, error) {
 		return nil, fmt.Errorf("landlock ruleset: %w", err)
 	}
 	// Not dec.More: it calls a stray '}' or ']' the end of the input.
-	if strings.TrimSpace(annotation[dec.InputOffset():]) != "" {
+	if strings.Trim(annotation[dec.InputOffset():], " \t\n\r") != "" {
 		return nil, errors.New("landlock ruleset: trailing data after the JSON object")
 	}
 	if err := rs.validate(); err != nil {

@@ -23,6 +23,7 @@ func TestParse(t *testing.T) {
 		{"bad port", `{"ruleset":{"handledAccessNet":1},"rules":{"netPort":[{"allowedAccess":1,"ports":[70000]}]}}`, "not a port"},
 		{"trailing data", `{"ruleset":{"handledAccessFS":1}} {}`, "trailing data"},
 		{"trailing brace", `{"ruleset":{"handledAccessFS":1}}}`, "trailing data"},
+		{"trailing form feed", "{\"ruleset\":{\"handledAccessFS\":1}}\f", "trailing data"},
 		{"not json", `rules`, "landlock ruleset"},
 	}
 	for _, tt := range tests {

@@ -31,6 +31,7 @@ func TestDecodeRefuses(t *testing.T) {
 		`{"ruleset":"r"} {"ruleset":"s"}`,
 		`{"ruleset":"r"}}`,
 		`{"ruleset":"r"}]`,
+		"{\"ruleset\":\"r\"}\f",
 		`{"rlimits":[]}`,
 	} {
 		if _, err := Decode([]byte(bad)); err == nil {

@@ -13,7 +13,7 @@ func strictUnmarshal(data []byte, v any) error {
 		return err
 	}
 	// Not d.More: it calls a stray '}' or ']' the end of the input.
-	if len(bytes.TrimSpace(data[d.InputOffset():])) > 0 {
+	if len(bytes.Trim(data[d.InputOffset():], " \t\n\r")) > 0 {
 		return errors.New("trailing data")
 	}
 	return nil

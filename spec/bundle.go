@@ -14,6 +14,10 @@ import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 )
 
+// jsonSpace is JSON's white space (RFC 8259), narrower than Go's: a form
+// feed after the object is trailing data, not space.
+const jsonSpace = " \t\n\r"
+
 // ConfigFile is the name of the bundle's configuration file.
 const ConfigFile = "config.json"
 
@@ -39,7 +43,8 @@ func Parse(data []byte) (*specs.Spec, error) {
 		return nil, fmt.Errorf("invalid config.json: %w", err)
 	}
 	// Not dec.More: it calls a stray '}' or ']' the end of the input.
-	if len(bytes.TrimSpace(data[dec.InputOffset():])) > 0 {
+	// Nor Go's white space: it includes a form feed and more.
+	if len(bytes.Trim(data[dec.InputOffset():], jsonSpace)) > 0 {
 		return nil, errors.New("invalid config.json: trailing data after the JSON object")
 	}
 	return &s, nil

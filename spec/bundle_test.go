@@ -19,6 +19,7 @@ func TestParse(t *testing.T) {
 		{"wrong type names the field", `{"process":{"args":"sh"}}`, `field "process.args"`},
 		{"trailing data", `{"ociVersion":"1.0.2"} {}`, "trailing data"},
 		{"trailing brace", `{"ociVersion":"1.0.2"}}`, "trailing data"},
+		{"trailing form feed", "{\"ociVersion\":\"1.0.2\"}\f", "trailing data"},
 		{"trailing bracket", "{\"ociVersion\":\"1.0.2\"}\n]", "trailing data"},
 	}
 	for _, tt := range tests {

@@ -132,7 +132,7 @@ func parseWith(data []byte, checkErr error) (*specs.Spec, error) {
 	if err := dec.Decode(&s); err != nil {
 		return nil, err
 	}
-	if len(bytes.TrimSpace(data[dec.InputOffset():])) > 0 {
+	if len(bytes.Trim(data[dec.InputOffset():], jsonSpace)) > 0 {
 		return nil, errors.New("trailing data")
 	}
 	return &s, nil
