@@ -257,19 +257,6 @@ func (c *container) Proceed(exec bool) error {
 	if !exec {
 		return nil
 	}
-	// The shim keeps its end open, close-on-exec, after an exec verdict:
-	// the end of the connection comes with the exec (or just before it,
-	// as libcontainer closes the init's fds), so the wait below starts
-	// at its finest grain instead of polling through the shim's last
-	// steps. Anything else the shim sends is ignored: the exec is read
-	// from the host, not taken from the connection.
-	_ = conn.SetReadDeadline(time.Now().Add(canaryExchange))
-	var b [64]byte
-	for {
-		if _, err := conn.Read(b[:]); err != nil {
-			break
-		}
-	}
 	return c.waitExec(c.InitPid(), c.startExe)
 }
 

@@ -112,16 +112,7 @@ func shimCanaries(fd int) error {
 		return fmt.Errorf("canary listener (fd %d): %w", fd, err)
 	}
 	conn := &fdConn{fd: cfd, deadline: deadline}
-	// Closed here on any failure; after an exec verdict it stays open,
-	// close-on-exec, until libcontainer closes the init's fds right
-	// before the exec (or the exec does): the host takes the end of the
-	// connection as the moment to look for the exec (container.Proceed).
-	execVerdict := false
-	defer func() {
-		if !execVerdict {
-			unix.Close(cfd)
-		}
-	}()
+	defer unix.Close(cfd)
 	var plan hooks.ProbeConfig
 	if err := hooks.ReadMessage(conn, &plan); err != nil {
 		return err
@@ -137,7 +128,6 @@ func shimCanaries(fd int) error {
 	if verdict != hooks.VerdictExec {
 		return errors.New("the host's verification of this container failed")
 	}
-	execVerdict = true
 	return nil
 }
 
