@@ -103,11 +103,11 @@ func (cs *CanarySession) Judge(pid int, rootfs string, report ProbeReport, runEr
 	obs.Masked, obs.Present, obs.HostDigest = map[string]bool{}, map[string]bool{}, map[string]string{}
 	mounts, mErr := f.Mounts(pid)
 	for _, mp := range p.MaskedRead {
+		ok, null, err := lookPath(f, pid, mp)
 		if mErr == nil {
-			null, _ := f.NullDevice(pid, mp)
 			obs.Masked[mp] = isMaskMount(mounts, mp, null)
 		}
-		if ok, err := f.Exists(pid, mp); err == nil {
+		if err == nil {
 			obs.Present[mp] = ok
 		}
 		if rootfs != "" {

@@ -185,6 +185,36 @@ func (ProcFacts) Exists(pid int, path string) (bool, error) {
 	return false, fmt.Errorf("stat %s in the root of pid %d: %w", path, pid, err)
 }
 
+// LookPath is Exists and NullDevice of one path in one look: the
+// canaries' judgement and P6 ask both of every masked path, and each
+// opened the init's root and the path's directory for itself.
+func (ProcFacts) LookPath(pid int, path string) (exists, null bool, err error) {
+	dfd, err := inRoot(pid, filepath.Dir(path))
+	if err != nil {
+		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
+			return false, false, nil
+		}
+		return false, false, err
+	}
+	defer unix.Close(dfd)
+	if path == "/" {
+		return true, false, nil
+	}
+	var st unix.Stat_t
+	err = unix.Fstatat(dfd, filepath.Base(path), &st, unix.AT_SYMLINK_NOFOLLOW)
+	switch {
+	case err == nil:
+		return true, isNullDevice(&st), nil
+	case errors.Is(err, unix.ENOENT):
+		return false, false, nil
+	}
+	return false, false, fmt.Errorf("stat %s in the root of pid %d: %w", path, pid, err)
+}
+
+func isNullDevice(st *unix.Stat_t) bool {
+	return st.Mode&unix.S_IFMT == unix.S_IFCHR && st.Rdev == unix.Mkdev(1, 3)
+}
+
 func (ProcFacts) NullDevice(pid int, path string) (bool, error) {
 	dfd, err := inRoot(pid, filepath.Dir(path))
 	if err != nil {
@@ -195,7 +225,7 @@ func (ProcFacts) NullDevice(pid int, path string) (bool, error) {
 	if err := unix.Fstatat(dfd, filepath.Base(path), &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		return false, err
 	}
-	return st.Mode&unix.S_IFMT == unix.S_IFCHR && st.Rdev == unix.Mkdev(1, 3), nil
+	return isNullDevice(&st), nil
 }
 
 // removeInContainer removes the file at path as pid sees it (the canary

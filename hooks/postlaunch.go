@@ -43,6 +43,23 @@ type PostFacts interface {
 	NestedIn(pid int, t specs.LinuxNamespaceType, ancestor NamespaceID) (bool, error)
 }
 
+// pathLooker is a PostFacts that answers Exists and NullDevice of one path
+// in one look (ProcFacts does).
+type pathLooker interface {
+	LookPath(pid int, path string) (exists, null bool, err error)
+}
+
+// lookPath is whether path exists as pid sees it (with Exists' error) and
+// whether it is the null device, in one look where f can.
+func lookPath(f PostFacts, pid int, path string) (exists, null bool, err error) {
+	if l, ok := f.(pathLooker); ok {
+		return l.LookPath(pid, path)
+	}
+	exists, err = f.Exists(pid, path)
+	null, _ = f.NullDevice(pid, path)
+	return exists, null, err
+}
+
 // ProcState is what /proc/<pid>/stat says of a process's life.
 type ProcState struct {
 	// State is the state letter ('R', 'S', 'Z', …).

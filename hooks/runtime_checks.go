@@ -375,8 +375,7 @@ func StillMasked(in LiveInput, f PostFacts) []Result {
 	var out []Result
 	for _, p := range plan.MaskedRead {
 		r := Result{Check: "P6/masked" + p, Evidence: HostFact, Expected: "masked or absent"}
-		present, err := f.Exists(in.Pid, p)
-		null, _ := f.NullDevice(in.Pid, p)
+		present, null, err := lookPath(f, in.Pid, p)
 		switch {
 		case mErr != nil:
 			r.Verdict, r.Found = Unavailable, mErr.Error()
