@@ -104,7 +104,12 @@ func (e Evidence) append(line []byte, sync bool) error {
 	return appendLine(e.LogPath(), line, sync && e.Fsync)
 }
 
-// recordFrozen writes the frozen hash of container id at create.
+// recordFrozen writes the frozen hash of container id at create. It is
+// not fsync'd: the copy is read only within the boot that wrote it (a
+// record from another boot is removed without reading its spec, see
+// deleteAfterRebootLocked), and a power loss that could leave it missing
+// or empty also ends every container it describes — and a missing or
+// torn copy reads as a mismatch, so even then it fails closed.
 func (e Evidence) recordFrozen(root, id, hash string) error {
 	if e.Dir == "" {
 		return nil
@@ -114,7 +119,7 @@ func (e Evidence) recordFrozen(root, id, hash string) error {
 		if _, err := e.ensure(filepath.Join("frozen", filepath.Base(filepath.Dir(p)))); err != nil {
 			return err
 		}
-		err := writeFileSynced(p, []byte(hash+"\n"), 0o600)
+		err := writeFileAtomic(p, []byte(hash+"\n"), 0o600)
 		// A delete of the root's last other container removes the
 		// directory between the two (forgetFrozen): make it again.
 		if err == nil || !errors.Is(err, fs.ErrNotExist) || attempt == 2 {
