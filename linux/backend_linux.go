@@ -3,6 +3,7 @@ package linux
 import (
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/opencontainers/cgroups"
@@ -21,6 +22,10 @@ import (
 type Backend struct {
 	// Version and Commit go into the features document's annotations.
 	Version, Commit string
+
+	// looked is the cgroup v1 paths CgroupInUse looked up before the
+	// create, handed to libcontainer's own manager (cgroup_paths_linux.go).
+	looked atomic.Pointer[cgroupLookup]
 }
 
 var _ runtime.Backend = (*Backend)(nil)
@@ -45,7 +50,7 @@ func (b *Backend) Create(req *runtime.CreateRequest) (_ runtime.Container, _ run
 	if err != nil {
 		return nil, nil, err
 	}
-	lc, err := libcontainer.Create(req.Dir, req.ID, config)
+	lc, err := libcontainer.CreateWithCgroupPaths(req.Dir, req.ID, config, b.lookedUpCgroupPaths(req.ID, config.Cgroups))
 	if err != nil {
 		return nil, nil, mapErr(err)
 	}

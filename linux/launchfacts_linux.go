@@ -28,7 +28,7 @@ func (*Backend) AppArmorEnabled() bool { return apparmor.IsEnabled() }
 // already and holds processes: a container created there would share it
 // with them, and its teardown (cgroup.kill) would kill them. It reads the
 // paths libcontainer's own cgroup manager would use, creating nothing.
-func (*Backend) CgroupInUse(sp *specs.Spec, id string, systemd bool) (string, error) {
+func (b *Backend) CgroupInUse(sp *specs.Spec, id string, systemd bool) (string, error) {
 	if sp.Linux == nil {
 		return "", nil
 	}
@@ -45,6 +45,7 @@ func (*Backend) CgroupInUse(sp *specs.Spec, id string, systemd bool) (string, er
 		return "", nil
 	}
 	paths := m.GetPaths()
+	b.rememberCgroupPaths(id, config, paths)
 	controllers := make([]string, 0, len(paths))
 	for c := range paths {
 		controllers = append(controllers, c)

@@ -33,6 +33,15 @@ const (
 // ASCII letters, digits, underscore, plus, minus, period. The id must be
 // unique and non-existent for the given root path.
 func Create(root, id string, config *configs.Config) (*Container, error) {
+	return CreateWithCgroupPaths(root, id, config, nil)
+}
+
+// CreateWithCgroupPaths is Create with the cgroup manager's paths already
+// known (cgroups/manager.NewWithPaths), for a caller that looked them up
+// for the same cgroup configuration moments before: on cgroup v1 the
+// lookup reads the mount table for every controller the host lacks. Nil
+// paths are Create's lookup.
+func CreateWithCgroupPaths(root, id string, config *configs.Config, paths map[string]string) (*Container, error) {
 	if root == "" {
 		return nil, errors.New("root not set")
 	}
@@ -55,7 +64,7 @@ func Create(root, id string, config *configs.Config) (*Container, error) {
 		return nil, err
 	}
 
-	cm, err := manager.New(config.Cgroups)
+	cm, err := manager.NewWithPaths(config.Cgroups, paths)
 	if err != nil {
 		return nil, err
 	}
