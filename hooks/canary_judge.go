@@ -76,6 +76,10 @@ func (cs *CanarySession) Judge(pid int, rootfs string, report ProbeReport, runEr
 	if p.Empty() {
 		return nil
 	}
+	// Every look below is in the init's root or under the rootfs: both
+	// opened once for all of them.
+	f, release := holdRoots(f, pid, rootfs)
+	defer release()
 	nonce := cs.Request.Nonce
 	obs := Observation{Nonce: nonce, Report: report}
 	if runErr != nil {

@@ -146,12 +146,26 @@ func (ProcFacts) Mounts(pid int) ([]Mount, error) {
 // inRoot opens dir as pid sees it: resolved inside the process's root, so
 // a symlink the container planted cannot lead the host out of it.
 func inRoot(pid int, dir string) (int, error) {
+	rfd, err := openProcRoot(pid)
+	if err != nil {
+		return -1, err
+	}
+	defer unix.Close(rfd)
+	return inRootAt(rfd, pid, dir)
+}
+
+// openProcRoot opens /proc/<pid>/root, the root pid sees.
+func openProcRoot(pid int) (int, error) {
 	root := "/proc/" + strconv.Itoa(pid) + "/root"
 	rfd, err := unix.Open(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return -1, fmt.Errorf("open %s: %w", root, err)
 	}
-	defer unix.Close(rfd)
+	return rfd, nil
+}
+
+// inRootAt is inRoot with pid's root open at rfd.
+func inRootAt(rfd, pid int, dir string) (int, error) {
 	fd, err := unix.Openat2(rfd, dir, &unix.OpenHow{
 		Flags:   unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC,
 		Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS,
@@ -186,10 +200,22 @@ func (ProcFacts) Exists(pid int, path string) (bool, error) {
 }
 
 // LookPath is Exists and NullDevice of one path in one look: the
-// canaries' judgement and P6 ask both of every masked path, and each
-// opened the init's root and the path's directory for itself.
+// directory opened in pid's root once, one stat of the last component.
 func (ProcFacts) LookPath(pid int, path string) (exists, null bool, err error) {
-	dfd, err := inRoot(pid, filepath.Dir(path))
+	rfd, err := openProcRoot(pid)
+	if err != nil {
+		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
+			return false, false, nil
+		}
+		return false, false, err
+	}
+	defer unix.Close(rfd)
+	return lookPathAt(rfd, pid, path)
+}
+
+// lookPathAt is LookPath with pid's root open at rfd.
+func lookPathAt(rfd, pid int, path string) (exists, null bool, err error) {
+	dfd, err := inRootAt(rfd, pid, filepath.Dir(path))
 	if err != nil {
 		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
 			return false, false, nil
@@ -248,6 +274,11 @@ func (ProcFacts) FileDigest(root, path string) (string, int, error) {
 		return "", 0, fmt.Errorf("open %s: %w", root, err)
 	}
 	defer unix.Close(rfd)
+	return fileDigestAt(rfd, root, path)
+}
+
+// fileDigestAt is FileDigest with root open at rfd.
+func fileDigestAt(rfd int, root, path string) (string, int, error) {
 	// O_PATH first: the rootfs is the bundle's, and a device node there
 	// (a c 5 1 planted at /proc/kcore, a watchdog) must never be opened by
 	// the host, as root, before its type is known.
@@ -436,4 +467,70 @@ func (ProcFacts) Limits(pid int) (map[string][2]uint64, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return l, nil
+}
+
+// heldRoots is a PostFacts that reads procfs (ProcFacts, or a wrapper of
+// it) with a process's root and a rootfs held open for a run of looks in
+// one judgement: each path is one openat2 and one stat under the held
+// root instead of opening the root again. Holding the root also pins the
+// looks to the one process: a pid reused meanwhile would not move them.
+type heldRoots struct {
+	PostFacts
+	pid, procRoot int // procRoot -1: not held
+	rootfs        string
+	rootfsFd      int // -1: not held
+}
+
+// procfsReader marks ProcFacts: its looks go through procfs, which
+// holdRoots may do from held descriptors. A fake's do not.
+type procfsReader interface{ readsProcfs() }
+
+func (ProcFacts) readsProcfs() {}
+
+// holdRoots returns f with pid's root and rootfs held open until release,
+// when f reads procfs; f itself otherwise. A root that cannot be opened
+// is not held: its looks then go to f, which reports the error as before.
+func holdRoots(f PostFacts, pid int, rootfs string) (_ PostFacts, release func()) {
+	if _, ok := f.(procfsReader); !ok {
+		return f, func() {}
+	}
+	h := &heldRoots{PostFacts: f, pid: pid, procRoot: -1, rootfs: rootfs, rootfsFd: -1}
+	if fd, err := openProcRoot(pid); err == nil {
+		h.procRoot = fd
+	}
+	if rootfs != "" {
+		if fd, err := unix.Open(rootfs, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err == nil {
+			h.rootfsFd = fd
+		}
+	}
+	return h, func() {
+		for _, fd := range []int{h.procRoot, h.rootfsFd} {
+			if fd >= 0 {
+				unix.Close(fd)
+			}
+		}
+		h.procRoot, h.rootfsFd = -1, -1
+	}
+}
+
+func (h *heldRoots) LookPath(pid int, path string) (exists, null bool, err error) {
+	if pid != h.pid || h.procRoot < 0 {
+		return lookPath(h.PostFacts, pid, path)
+	}
+	return lookPathAt(h.procRoot, pid, path)
+}
+
+func (h *heldRoots) Exists(pid int, path string) (bool, error) {
+	if pid != h.pid || h.procRoot < 0 {
+		return h.PostFacts.Exists(pid, path)
+	}
+	exists, _, err := lookPathAt(h.procRoot, pid, path)
+	return exists, err
+}
+
+func (h *heldRoots) FileDigest(root, path string) (string, int, error) {
+	if root != h.rootfs || h.rootfsFd < 0 {
+		return h.PostFacts.FileDigest(root, path)
+	}
+	return fileDigestAt(h.rootfsFd, root, path)
 }

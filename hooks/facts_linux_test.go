@@ -47,3 +47,83 @@ func TestLookPathIsExistsAndNullDevice(t *testing.T) {
 		})
 	}
 }
+
+// holdRoots answers every look as ProcFacts does without held roots, and
+// a held rootfs is no way out of it: a symlink planted in the rootfs is
+// resolved inside it, never to the host's file of that name.
+func TestHeldRootsLookAsProcFacts(t *testing.T) {
+	rootfs := t.TempDir()
+	for _, d := range []string{"etc", "proc"} {
+		if err := os.MkdirAll(filepath.Join(rootfs, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(rootfs, "etc", "secret"), []byte("the rootfs's bytes"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// Attacks: a directory link to the host's root, and a final link to a
+	// host file.
+	if err := os.Symlink("/", filepath.Join(rootfs, "up")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/etc/passwd", filepath.Join(rootfs, "etc", "passwd-link")); err != nil {
+		t.Fatal(err)
+	}
+	pid := os.Getpid()
+	var plain PostFacts = ProcFacts{}
+	held, release := holdRoots(plain, pid, rootfs)
+	defer release()
+	if _, ok := held.(*heldRoots); !ok {
+		t.Fatalf("holdRoots(ProcFacts) = %T, want the held roots", held)
+	}
+	for _, p := range []string{"/dev/null", "/etc/passwd", "/proc/self/status", "/no/such", "/", "/etc/passwd/x"} {
+		e1, n1, err1 := lookPath(plain, pid, p)
+		e2, n2, err2 := lookPath(held, pid, p)
+		if e1 != e2 || n1 != n2 || (err1 == nil) != (err2 == nil) {
+			t.Errorf("look %s: held %v %v %v, ProcFacts %v %v %v", p, e2, n2, err2, e1, n1, err1)
+		}
+		x1, err1 := plain.Exists(pid, p)
+		x2, err2 := held.Exists(pid, p)
+		if x1 != x2 || (err1 == nil) != (err2 == nil) {
+			t.Errorf("exists %s: held %v %v, ProcFacts %v %v", p, x2, err2, x1, err1)
+		}
+	}
+	hostPasswd, err := os.ReadFile("/etc/passwd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := Digest(hostPasswd[:min(len(hostPasswd), MaxCanaryRead)])
+	for _, p := range []string{"/etc/secret", "/up/etc/passwd", "/etc/passwd-link", "/proc/kcore", "/missing"} {
+		d1, n1, err1 := plain.FileDigest(rootfs, p)
+		d2, n2, err2 := held.FileDigest(rootfs, p)
+		if d1 != d2 || n1 != n2 || (err1 == nil) != (err2 == nil) {
+			t.Errorf("digest %s: held %q %d %v, ProcFacts %q %d %v", p, d2, n2, err2, d1, n1, err1)
+		}
+		if err2 == nil && d2 == host {
+			t.Errorf("digest %s under the held rootfs is the host's /etc/passwd", p)
+		}
+	}
+	if d, _, err := held.FileDigest(rootfs, "/etc/secret"); err != nil || d != Digest([]byte("the rootfs's bytes")) {
+		t.Errorf("digest of the rootfs's own file = %q, %v", d, err)
+	}
+	// Another process's looks and another root's digests are not served
+	// from the held descriptors.
+	if e, _, err := lookPath(held, 1, "/"); err != nil && e {
+		t.Errorf("look in pid 1: %v %v", e, err)
+	}
+	if _, _, err := held.FileDigest(t.TempDir(), "/etc/secret"); err == nil {
+		t.Error("a digest under another root was read from the held rootfs")
+	}
+	release()
+	if e, _, err := lookPath(held, pid, "/dev/null"); err != nil || !e {
+		t.Errorf("look after release: %v %v", e, err)
+	}
+}
+
+// A fake's looks are its own: holdRoots leaves it as it is.
+func TestHoldRootsLeavesFakes(t *testing.T) {
+	var f PostFacts = &fakePost{}
+	if got, _ := holdRoots(f, 1, "/"); got != f {
+		t.Fatalf("holdRoots(fake) = %T", got)
+	}
+}

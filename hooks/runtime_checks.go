@@ -372,6 +372,8 @@ func StillMasked(in LiveInput, f PostFacts) []Result {
 		return []Result{{Check: "P6/masked", Verdict: Unavailable, Found: err.Error()}}
 	}
 	mounts, mErr := f.Mounts(in.Pid)
+	f, release := holdRoots(f, in.Pid, "")
+	defer release()
 	var out []Result
 	for _, p := range plan.MaskedRead {
 		r := Result{Check: "P6/masked" + p, Evidence: HostFact, Expected: "masked or absent"}
