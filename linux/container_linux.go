@@ -127,7 +127,7 @@ func maybeFrozen(paths map[string]string) bool {
 	} else {
 		return false // no freezer: libcontainer says thawed
 	}
-	data, err := os.ReadFile(file)
+	data, err := hooks.ReadKernelFile(file)
 	if errors.Is(err, os.ErrNotExist) {
 		return false
 	}

@@ -3,13 +3,16 @@ package linux
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
 	devices "github.com/opencontainers/cgroups/devices/config"
 	"github.com/opencontainers/runc/libcontainer/configs"
+	"golang.org/x/sys/unix"
+
+	"github.com/vetto-dev/vetto-runtime/hooks"
 )
 
 // orderDevices puts the container's device rules in order where
@@ -46,7 +49,11 @@ func orderDeviceRules(dir string, rules []*devices.Rule) error {
 	if err != nil {
 		return err
 	}
-	if err := writeDeviceRule(dir, "devices.deny", "a"); err != nil {
+	// Each write(2) to devices.allow or devices.deny is one rule: both
+	// are opened once for the whole sequence.
+	w := deviceRuleWriter{dir: dir, fds: map[string]int{}}
+	defer w.close()
+	if err := w.write("devices.deny", "a"); err != nil {
 		return err
 	}
 	for _, r := range rules {
@@ -54,7 +61,7 @@ func orderDeviceRules(dir string, rules []*devices.Rule) error {
 		if r.Allow {
 			file = "devices.allow"
 		}
-		if err := writeDeviceRule(dir, file, r.CgroupString()); err != nil {
+		if err := w.write(file, r.CgroupString()); err != nil {
 			return err
 		}
 	}
@@ -68,18 +75,48 @@ func orderDeviceRules(dir string, rules []*devices.Rule) error {
 	return nil
 }
 
-func writeDeviceRule(dir, file, rule string) error {
-	path := filepath.Join(dir, file)
-	if err := os.WriteFile(path, []byte(rule), 0); err != nil {
-		return fmt.Errorf("write %q to %s: %w", rule, path, err)
+// deviceRuleWriter writes rules to a devices controller's devices.allow
+// and devices.deny, each file opened at its first rule.
+type deviceRuleWriter struct {
+	dir string
+	fds map[string]int
+}
+
+func (w *deviceRuleWriter) write(file, rule string) error {
+	path := filepath.Join(w.dir, file)
+	fd, ok := w.fds[file]
+	if !ok {
+		var err error
+		if fd, err = unix.Open(path, unix.O_WRONLY|unix.O_CLOEXEC, 0); err != nil {
+			return fmt.Errorf("write %q to %s: %w", rule, path, err)
+		}
+		w.fds[file] = fd
 	}
-	return nil
+	for {
+		n, err := unix.Write(fd, []byte(rule))
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("write %q to %s: %w", rule, path, err)
+		}
+		if n != len(rule) {
+			return fmt.Errorf("write %q to %s: %d of %d bytes written", rule, path, n, len(rule))
+		}
+		return nil
+	}
+}
+
+func (w *deviceRuleWriter) close() {
+	for _, fd := range w.fds {
+		unix.Close(fd)
+	}
 }
 
 // readDeviceList reads devices.list: one "type major:minor access" entry
 // a line, in the order the kernel keeps them.
 func readDeviceList(path string) ([]string, error) {
-	data, err := os.ReadFile(path)
+	data, err := hooks.ReadKernelFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}

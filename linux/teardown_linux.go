@@ -128,7 +128,7 @@ func (c *container) Teardown() (*hooks.Receipt, error) {
 // cgroupDirsOf is path in every cgroup and cgroup2 hierarchy this
 // process's mount table shows.
 func cgroupDirsOf(path string) []string {
-	data, err := os.ReadFile("/proc/self/mountinfo")
+	data, err := hooks.ReadKernelFile("/proc/self/mountinfo")
 	if err != nil {
 		return nil
 	}
@@ -272,7 +272,7 @@ func waitInitGone(c *container, limit time.Duration) error {
 func reapStrays(init int) {
 	tasks, _ := os.ReadDir("/proc/self/task")
 	for _, t := range tasks {
-		data, err := os.ReadFile("/proc/self/task/" + t.Name() + "/children")
+		data, err := hooks.ReadKernelFile("/proc/self/task/" + t.Name() + "/children")
 		if err != nil {
 			continue
 		}
