@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -117,6 +118,71 @@ func TestCreateKilledAfterBackendBuilt(t *testing.T) {
 	}
 	if procs := processesInCgroup(id); len(procs) == 0 {
 		t.Fatalf("no init left in the container's cgroups: the kill came outside the window under test (output %q)", readAll(t, out))
+	}
+	if r := e.vetto("delete", "--force", id); r.code != 0 {
+		t.Fatalf("delete --force: %s", r)
+	}
+	if procs := processesInCgroup(id); len(procs) > 0 {
+		t.Fatalf("processes left after delete: %v", procs)
+	}
+	if d := cgroupDirs(id); len(d) > 0 {
+		t.Fatalf("cgroups left after delete: %v", d)
+	}
+	if r := e.vetto("state", id); !strings.Contains(r.stderr, "container does not exist") {
+		t.Fatalf("state after delete: %s", r)
+	}
+}
+
+// A run does not write the Launchable record its create would: the start
+// follows under the same lock and writes the state it ends in. A run
+// killed after the user's process execed, before that write (here inside
+// the post-exec checks, slowed), leaves a record that claims nothing —
+// no Running, no VerifiedRuntime, no verification — and delete --force
+// kills the running process and removes every cgroup and the state.
+func TestRunKilledBeforeItsStartRecord(t *testing.T) {
+	fb := buildFaultBinary(t)
+	e := newEnv(t)
+	id := e.id()
+	cmd := vettoCmdWith(e, fb, "run", "-b", e.bundle([]string{"sleep", "100"}, nil), id)
+	// Eleven membership reads on a hybrid host before the exec, as many
+	// after it: 300 ms each leaves seconds to kill the run in the second
+	// round.
+	cmd.Env = append(os.Environ(), "TESTONLY_VETTO_FAULT=slow-cgroup-facts:300ms")
+	out := e.tempFile()
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	killed := false
+	defer func() {
+		if !killed {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+		e.vetto("delete", "--force", id)
+	}()
+	deadline := time.Now().Add(60 * time.Second)
+	for !slices.ContainsFunc(processesInCgroup(id), func(pid string) bool {
+		comm, _ := os.ReadFile("/proc/" + pid + "/comm")
+		return strings.TrimSpace(string(comm)) == "sleep"
+	}) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the run's process never execed; output %q", readAll(t, out))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond) // into the post-exec checks' slowed reads
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	killed = true
+
+	st := e.vettoState(id)
+	t.Logf("record after the kill: state %v", st["state"])
+	if s := st["state"]; s != "Compiled" && s != "Launchable" || st["verification"] != nil {
+		t.Fatalf("record after run was killed before its start's record: %v; want Compiled (or Launchable), no verification", st)
+	}
+	if procs := processesInCgroup(id); len(procs) == 0 {
+		t.Fatalf("no process left in the container's cgroups: the kill came outside the window under test (output %q)", readAll(t, out))
 	}
 	if r := e.vetto("delete", "--force", id); r.code != 0 {
 		t.Fatalf("delete --force: %s", r)

@@ -220,8 +220,15 @@ func (r *Runtime) create(opts CreateOptions) (_ *created, retErr error) {
 	}
 	cr.rec.LaunchLine = plan.LaunchLine()
 	cr.rec.Degraded, cr.rec.Notes = d.DegradedStrings(), d.Notes
-	if err := r.Store.writeRecordLocked(cr.rec); err != nil {
-		return nil, err
+	// Launchable is a state other commands act on (start): written. A run
+	// starts the container next under the same lock, and the start writes
+	// the state it ends in; a run killed in between leaves the record at
+	// Compiled, which delete tears down as it would Launchable (the
+	// backend's container is found by Load).
+	if !opts.starting {
+		if err := r.Store.writeRecordLocked(cr.rec); err != nil {
+			return nil, err
+		}
 	}
 	if err := r.Store.auditLocked(AuditEvent{ID: opts.ID, Spec: plan.Hash(), Level: d.Level.String(), Event: "launch", Reason: cr.rec.LaunchLine, Bundle: bundle}, true); err != nil {
 		return nil, err
