@@ -48,6 +48,7 @@ func writeFile(path string, data []byte, perm fs.FileMode, sync bool) (retErr er
 	fail := func(op string, err error) error {
 		return fmt.Errorf("write %s: %w", path, &fs.PathError{Op: op, Path: tmp, Err: err})
 	}
+	preallocate(fd, len(data))
 	for rest := data; len(rest) > 0; {
 		n, err := unix.Write(fd, rest)
 		if errors.Is(err, unix.EINTR) {
