@@ -180,7 +180,16 @@ func (r *Runtime) initExited(rec *Record, c Container) bool {
 // degraded a FAIL fails only verify, whose caller asked whether the
 // container holds, while poststart records it and runs on.
 func (r *Runtime) judgeLocked(rec *Record, c Container, phase string, results []hooks.Result, took time.Duration) error {
-	if err := r.Store.auditLocked(AuditEvent{ID: rec.ID, Spec: rec.SpecHash, Level: rec.Level.String(), Event: "verdicts", Reason: phase, Results: results, Duration: took}, true); err != nil {
+	summary := hooks.Summarize(results)
+	exited := summary == hooks.Inconclusive && r.initExited(rec, c)
+	action, rule := launch.PostLaunch(rec.Level, summary, exited)
+	// The verdicts are evidence before anything is done on them, so they
+	// are fsync'd — except when the process had exited before it could be
+	// verified: nothing is decided on those (it is neither promoted nor
+	// killed), and the next durable event (the receipt of its teardown,
+	// in the same log) syncs them with it. A short foreground run makes
+	// one fsync fewer.
+	if err := r.Store.auditLocked(AuditEvent{ID: rec.ID, Spec: rec.SpecHash, Level: rec.Level.String(), Event: "verdicts", Reason: phase, Results: results, Duration: took}, action != launch.Exited); err != nil {
 		return stopAfterFailure(c, err)
 	}
 	if phase == phasePoststart {
@@ -190,9 +199,6 @@ func (r *Runtime) judgeLocked(rec *Record, c Container, phase string, results []
 		rec.Poststart, rec.VerdictsAreLaunch = rec.Verdicts, false
 	}
 	rec.Verdicts = results
-	summary := hooks.Summarize(results)
-	exited := summary == hooks.Inconclusive && r.initExited(rec, c)
-	action, rule := launch.PostLaunch(rec.Level, summary, exited)
 	switch action {
 	case launch.Verified:
 		// verify and the monitor do not run the canaries again: they

@@ -21,6 +21,10 @@ func fail(check string) hooks.Result {
 	return hooks.Result{Check: check, Verdict: hooks.Fail, Evidence: hooks.HostFact, Expected: "x", Found: "y"}
 }
 
+func exitedResult(check string) hooks.Result {
+	return hooks.Result{Check: check, Verdict: hooks.Unavailable, Evidence: hooks.HostFact, Found: "pid 1 has exited"}
+}
+
 func partial(check string) hooks.Result {
 	return hooks.Result{Check: check, Verdict: hooks.Partial, Evidence: hooks.ContainerReport}
 }
@@ -38,24 +42,48 @@ func TestPostLaunchVerdictsDriveState(t *testing.T) {
 		wantState  State
 		wantKilled bool
 		wantErr    error
+		// exited: the init is gone when the verdicts are judged.
+		exited bool
 	}{
-		{"all pass", LevelStandard, []hooks.Result{pass("P1"), pass("P3/a")}, StateVerifiedRuntime, false, nil},
-		{"fail at standard", LevelStandard, []hooks.Result{pass("P1"), fail("P3/a")}, StatePostLaunchFailed, true, ErrPostLaunchFailed},
-		{"fail at strict", LevelStrict, []hooks.Result{fail("P2")}, StatePostLaunchFailed, true, ErrPostLaunchFailed},
-		{"fail at degraded", LevelDegraded, []hooks.Result{fail("P3/a")}, StateRunning, false, nil},
-		{"partial at standard", LevelStandard, []hooks.Result{pass("P1"), partial("P3/a")}, StateRunning, false, nil},
-		{"partial at strict", LevelStrict, []hooks.Result{partial("P3/a")}, StatePostLaunchFailed, true, ErrPostLaunchFailed},
-		{"nothing ran", LevelStandard, nil, StateRunning, false, nil},
+		{"all pass", LevelStandard, []hooks.Result{pass("P1"), pass("P3/a")}, StateVerifiedRuntime, false, nil, false},
+		{"fail at standard", LevelStandard, []hooks.Result{pass("P1"), fail("P3/a")}, StatePostLaunchFailed, true, ErrPostLaunchFailed, false},
+		{"fail at strict", LevelStrict, []hooks.Result{fail("P2")}, StatePostLaunchFailed, true, ErrPostLaunchFailed, false},
+		{"fail at degraded", LevelDegraded, []hooks.Result{fail("P3/a")}, StateRunning, false, nil, false},
+		{"partial at standard", LevelStandard, []hooks.Result{pass("P1"), partial("P3/a")}, StateRunning, false, nil, false},
+		{"partial at strict", LevelStrict, []hooks.Result{partial("P3/a")}, StatePostLaunchFailed, true, ErrPostLaunchFailed, false},
+		{"nothing ran", LevelStandard, nil, StateRunning, false, nil, false},
+		{"exited before verification", LevelStrict, []hooks.Result{pass("P3/a"), exitedResult("P1")}, StateRunning, true, nil, true},
+		{"a FAIL of a process that exited", LevelStandard, []hooks.Result{fail("P3/a"), exitedResult("P1")}, StatePostLaunchFailed, true, ErrPostLaunchFailed, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := &fakeBackend{initPid: 1, containers: map[string]*fakeContainer{}}
 			r := newTestRuntime(t, b, fakeNamespaces{})
+			r.Store.AuditLog = filepath.Join(t.TempDir(), "audit.jsonl")
+			syncs := 0
+			defer func(f func(*os.File) error) { syncLog = f }(syncLog)
+			syncLog = func(f *os.File) error { syncs++; return f.Sync() }
 			if err := r.Store.createDirAndRecord(t, "c1", tc.level); err != nil {
 				t.Fatal(err)
 			}
 			rec, _ := r.Store.readRecord("c1")
 			c := &fakeContainer{b: b, id: "c1", status: StatusRunning}
+			if tc.exited {
+				c.status = StatusStopped
+			}
 			err := r.judgeLocked(rec, c, phasePoststart, tc.results, 0)
+			// Verdicts are fsync'd before they are acted on; only those
+			// of a process that had exited, which decide nothing, wait
+			// for the next durable event.
+			if wantSync := !(tc.exited && tc.wantErr == nil); (syncs > 0) != wantSync {
+				t.Errorf("audit log fsync'd %d times, want synced = %v", syncs, wantSync)
+			}
+			// Unsynced, they still go out when the lock is let go.
+			if err := r.Store.flushAudit(false); err != nil {
+				t.Fatal(err)
+			}
+			if log, _ := os.ReadFile(r.Store.AuditLog); !strings.Contains(string(log), `"event":"verdicts"`) {
+				t.Errorf("verdicts not in the audit log: %q", log)
+			}
 			if tc.wantErr == nil && err != nil || tc.wantErr != nil && (!errors.Is(err, tc.wantErr) || ExitCode(err) != ExitSandbox) {
 				t.Fatalf("judge = %v, want %v (exit 125)", err, tc.wantErr)
 			}
