@@ -65,10 +65,90 @@ func (s Store) auditLocked(ev AuditEvent, sync bool) error {
 	return s.flushAudit(true)
 }
 
+// auditLaterLocked is auditLocked(ev, true) with the fsync in the
+// background: ev and every event before it are written now, and
+// waitDurable returns once they are durable. Whoever acts on ev calls
+// waitDurable first; so does the release of the container's lock, so a
+// command never ends with its evidence still in flight. run uses it for
+// the launch: the fsync then overlaps the start's work up to the moment
+// the program may exec, which waits for it. Without a batch it is
+// auditLocked.
+func (s Store) auditLaterLocked(ev AuditEvent) error {
+	if s.batch == nil {
+		return s.auditLocked(ev, true)
+	}
+	if err := s.auditLocked(ev, false); err != nil {
+		return err
+	}
+	s.batch.mu.Lock()
+	lines := s.batch.pending
+	s.batch.pending = nil
+	s.batch.mu.Unlock()
+	if err := s.waitDurable(); err != nil {
+		return err
+	}
+	if err := s.writeAudit(lines, false); err != nil {
+		return err
+	}
+	var logs []string
+	if s.Evidence.Dir != "" && s.Evidence.Fsync {
+		logs = append(logs, s.Evidence.LogPath())
+	}
+	if s.AuditLog != "" {
+		logs = append(logs, s.AuditLog)
+	}
+	done := make(chan error, 1)
+	s.batch.mu.Lock()
+	s.batch.durable = done
+	s.batch.mu.Unlock()
+	go func() {
+		var errs []error
+		for _, path := range logs {
+			if err := syncPath(path); err != nil {
+				errs = append(errs, fmt.Errorf("audit log %s: %w", path, err))
+			}
+		}
+		done <- errors.Join(errs...)
+	}()
+	return nil
+}
+
+// waitDurable waits for the fsync auditLaterLocked began, if one is under
+// way, and returns its error.
+func (s Store) waitDurable() error {
+	if s.batch == nil {
+		return nil
+	}
+	s.batch.mu.Lock()
+	done := s.batch.durable
+	s.batch.durable = nil
+	s.batch.mu.Unlock()
+	if done == nil {
+		return nil
+	}
+	return <-done
+}
+
+// syncPath fsyncs the audit log at path, which this process appended to.
+func syncPath(path string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|oNoFollow, 0)
+	if err != nil {
+		return err
+	}
+	if err := syncLog(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
 // auditBatch is this process's events not yet written.
 type auditBatch struct {
 	mu      sync.Mutex
 	pending []pendingLine
+	// durable is an fsync auditLaterLocked began and nobody waited for
+	// yet, or nil.
+	durable chan error
 }
 
 type pendingLine struct {

@@ -1,10 +1,17 @@
 package runtime
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/vetto-dev/vetto-runtime/hooks"
 )
 
 // A command's events go out together: nothing before the lock is let go
@@ -69,3 +76,115 @@ func TestAuditBatch(t *testing.T) {
 		t.Fatalf("the receipt was lost: %q", got)
 	}
 }
+
+// run writes the launch's evidence and lets its fsync overlap the start,
+// but the program never execs before that fsync is done, with canaries
+// (the verdict to the shim) or without (the init let go); and a launch
+// whose evidence cannot be made durable runs nothing. Dropping either
+// wait in startWithCanaries fails a row.
+func TestRunLaunchDurableBeforeTheProgram(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		canary  bool
+		syncErr error
+	}{
+		{name: "without canaries"},
+		{name: "with canaries", canary: true},
+		{name: "the launch's fsync fails", syncErr: errors.New("EIO")},
+		{name: "the launch's fsync fails, with canaries", canary: true, syncErr: errors.New("EIO")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := &fakeBackend{initPid: 1, containers: map[string]*fakeContainer{}}
+			var facts hooks.Facts = fakeNamespaces{}
+			if tc.canary {
+				facts = canaryFacts{}
+			}
+			r, err := New(filepath.Join(t.TempDir(), "root"), b, facts, t.Logf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.Store.AuditLog = filepath.Join(t.TempDir(), "audit.jsonl")
+			var mu sync.Mutex
+			synced, calls, execed := false, 0, 0
+			defer func(f func(*os.File) error) { syncLog = f }(syncLog)
+			syncLog = func(f *os.File) error {
+				mu.Lock()
+				calls++
+				first := calls == 1
+				mu.Unlock()
+				if !first {
+					return f.Sync()
+				}
+				// The launch's: slow, so a start that does not wait
+				// for it gets to the exec first.
+				time.Sleep(100 * time.Millisecond)
+				mu.Lock()
+				synced = true
+				mu.Unlock()
+				if tc.syncErr != nil {
+					return tc.syncErr
+				}
+				return f.Sync()
+			}
+			b.execs = func() {
+				mu.Lock()
+				defer mu.Unlock()
+				execed++
+				if !synced {
+					t.Errorf("the program execs before the launch's evidence is durable")
+				}
+			}
+			opts := RunOptions{CreateOptions: CreateOptions{ID: "c1", Bundle: writeBundle(t, func(s *specs.Spec) {
+				s.Linux.MaskedPaths = []string{"/proc/kcore"}
+			})}, Detach: true}
+			if tc.canary {
+				b.canary = func(hooks.ProbeConfig) (hooks.ProbeReport, error) { return hooks.ProbeReport{}, nil }
+			}
+			_, err = r.Run(opts)
+			rec, _ := r.Store.readRecord("c1")
+			if tc.canary != (rec != nil && rec.Canary) && err == nil {
+				t.Fatalf("canaries %v, want %v (the fake bundle decides)", rec != nil && rec.Canary, tc.canary)
+			}
+			if tc.syncErr != nil {
+				if err == nil || !strings.Contains(err.Error(), "EIO") {
+					t.Fatalf("run with the launch's fsync failing: %v", err)
+				}
+				if execed != 0 {
+					t.Fatalf("the program execed %d times though its launch was not durable", execed)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if execed != 1 {
+				t.Fatalf("the program execed %d times, want 1", execed)
+			}
+		})
+	}
+}
+
+// canaryFacts are host facts that make a container verified with
+// canaries (post-launch facts), and say nothing of its masked paths.
+type canaryFacts struct {
+	hooks.PostFacts // nil: a call beyond the methods below panics
+	ns              fakeNamespaces
+}
+
+func (f canaryFacts) Of(pid int, t specs.LinuxNamespaceType) (nsID, error) { return f.ns.Of(pid, t) }
+func (f canaryFacts) Host(t specs.LinuxNamespaceType) (nsID, error)        { return f.ns.Host(t) }
+func (f canaryFacts) Path(p string) (nsID, error)                          { return f.ns.Path(p) }
+func (f canaryFacts) Status(pid int) (hooks.ProcStatus, error)             { return f.ns.Status(pid) }
+func (f canaryFacts) IDMap(pid int, w string) ([]hooks.IDMapping, error)   { return f.ns.IDMap(pid, w) }
+func (f canaryFacts) InCgroup(d string, pid int) (bool, error)             { return true, nil }
+func (f canaryFacts) CgroupFile(string, string) (string, error)            { return "", nil }
+func (f canaryFacts) CgroupHas(string, string) (bool, error)               { return true, nil }
+func (canaryFacts) ProcStat(int) (hooks.ProcState, error) {
+	return hooks.ProcState{State: 'S', Start: 1}, nil
+}
+func (canaryFacts) Mounts(int) ([]hooks.Mount, error)                { return nil, nil }
+func (canaryFacts) Exists(int, string) (bool, error)                 { return false, nil }
+func (canaryFacts) NullDevice(int, string) (bool, error)             { return false, nil }
+func (canaryFacts) FileDigest(string, string) (string, int, error)   { return "", 0, os.ErrNotExist }
+func (canaryFacts) PidsInNamespace(hooks.NamespaceID) ([]int, error) { return nil, nil }
+func (canaryFacts) CgroupProcs(string) ([]int, error)                { return nil, nil }

@@ -230,7 +230,15 @@ func (r *Runtime) create(opts CreateOptions) (_ *created, retErr error) {
 			return nil, err
 		}
 	}
-	if err := r.Store.auditLocked(AuditEvent{ID: opts.ID, Spec: plan.Hash(), Level: d.Level.String(), Event: "launch", Reason: cr.rec.LaunchLine, Bundle: bundle}, true); err != nil {
+	launchEv := AuditEvent{ID: opts.ID, Spec: plan.Hash(), Level: d.Level.String(), Event: "launch", Reason: cr.rec.LaunchLine, Bundle: bundle}
+	if opts.starting {
+		// The program does not exec before the start waits for this
+		// fsync (startWithCanaries); until then it overlaps the start.
+		err = r.Store.auditLaterLocked(launchEv)
+	} else {
+		err = r.Store.auditLocked(launchEv, true)
+	}
+	if err != nil {
 		return nil, err
 	}
 	r.Launchf("%s", cr.rec.LaunchLine)

@@ -30,6 +30,9 @@ type fakeBackend struct {
 	// start; proceeded records the verdicts Proceed was given.
 	canary    func(hooks.ProbeConfig) (hooks.ProbeReport, error)
 	proceeded []bool
+	// execs, when set, is called at the moment the container's program
+	// would exec: Start without canaries, Proceed(true) with them.
+	execs func()
 }
 
 type fakeContainer struct {
@@ -254,6 +257,9 @@ func (c *fakeContainer) Teardown() (*hooks.Receipt, error) {
 func (c *fakeContainer) Start(_ *specs.Spec, ask *hooks.ProbeConfig) (*hooks.ProbeReport, error) {
 	c.status = StatusRunning
 	if ask == nil {
+		if c.b.execs != nil {
+			c.b.execs()
+		}
 		return nil, nil
 	}
 	if c.b.canary == nil {
@@ -269,6 +275,9 @@ func (c *fakeContainer) Start(_ *specs.Spec, ask *hooks.ProbeConfig) (*hooks.Pro
 // Proceed records the verdict; an abort stops the fake.
 func (c *fakeContainer) Proceed(exec bool) error {
 	c.b.proceeded = append(c.b.proceeded, exec)
+	if exec && c.b.execs != nil {
+		c.b.execs()
+	}
 	if !exec {
 		c.status = StatusStopped
 	}

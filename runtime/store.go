@@ -53,6 +53,9 @@ func (s Store) locked(l *lock) *lock {
 			if err := s.flushAudit(false); err != nil && s.Waitf != nil {
 				s.Waitf("%v", err)
 			}
+			if err := s.waitDurable(); err != nil && s.Waitf != nil {
+				s.Waitf("%v", err)
+			}
 		}
 	}
 	return l

@@ -79,6 +79,11 @@ func (r *Runtime) startWithCanaries(rec *Record, c Container, sp *specs.Spec) ([
 		session = hooks.NewCanarySession(sp)
 		defer session.Close()
 		ask = &session.Request
+	} else if err := r.Store.waitDurable(); err != nil {
+		// Without canaries the program execs as the init is let go: the
+		// launch's evidence is durable first, or nothing runs.
+		_ = r.Store.moveLocked(rec, StateSpawnFailed, err.Error())
+		return nil, 0, stopAfterFailure(c, fmt.Errorf("start %q: %w", rec.ID, err))
 	}
 	report, err := c.Start(sp, ask)
 	if err != nil {
@@ -112,6 +117,13 @@ func (r *Runtime) startWithCanaries(rec *Record, c Container, sp *specs.Spec) ([
 		// records why, kills what is left and fails the start (125).
 		_ = c.Proceed(false)
 		return nil, 0, r.judgeLocked(rec, c, phasePoststart, results, took)
+	}
+	// The program execs at the verdict: the launch's evidence is durable
+	// before it.
+	if err := r.Store.waitDurable(); err != nil {
+		_ = c.Proceed(false)
+		_ = r.Store.moveLocked(rec, StateSpawnFailed, err.Error())
+		return nil, 0, stopAfterFailure(c, fmt.Errorf("start %q: %w", rec.ID, err))
 	}
 	if err := c.Proceed(true); err != nil {
 		_ = r.Store.moveLocked(rec, StateSpawnFailed, err.Error())
