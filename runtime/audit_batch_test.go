@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -188,3 +189,52 @@ func (canaryFacts) NullDevice(int, string) (bool, error)             { return fa
 func (canaryFacts) FileDigest(string, string) (string, int, error)   { return "", 0, os.ErrNotExist }
 func (canaryFacts) PidsInNamespace(hooks.NamespaceID) ([]int, error) { return nil, nil }
 func (canaryFacts) CgroupProcs(string) ([]int, error)                { return nil, nil }
+
+// delete removes the state while the receipt's fsync runs, and does not
+// return before it is done; a receipt that cannot be made durable fails
+// the delete (125) instead of reporting it clean.
+func TestDeleteReceiptDurableBeforeItReturns(t *testing.T) {
+	for _, syncErr := range []error{nil, errors.New("EIO")} {
+		t.Run(fmt.Sprint(syncErr), func(t *testing.T) {
+			b := &fakeBackend{initPid: 1, containers: map[string]*fakeContainer{}}
+			r := newTestRuntime(t, b, fakeNamespaces{})
+			r.Store.AuditLog = filepath.Join(t.TempDir(), "audit.jsonl")
+			if err := r.Create(CreateOptions{ID: "c1", Bundle: writeBundle(t, nil)}); err != nil {
+				t.Fatal(err)
+			}
+			if err := r.Start("c1"); err != nil {
+				t.Fatal(err)
+			}
+			var mu sync.Mutex
+			receiptSynced := false
+			defer func(f func(*os.File) error) { syncLog = f }(syncLog)
+			syncLog = func(f *os.File) error {
+				log, _ := os.ReadFile(r.Store.AuditLog)
+				if !strings.Contains(string(log), `"event":"receipt"`) {
+					return f.Sync()
+				}
+				time.Sleep(100 * time.Millisecond)
+				mu.Lock()
+				receiptSynced = true
+				mu.Unlock()
+				if syncErr != nil {
+					return syncErr
+				}
+				return f.Sync()
+			}
+			err := r.Delete("c1", true)
+			mu.Lock()
+			synced := receiptSynced
+			mu.Unlock()
+			if !synced {
+				t.Fatal("delete returned before the receipt's fsync was done")
+			}
+			if syncErr == nil && err != nil {
+				t.Fatal(err)
+			}
+			if syncErr != nil && (!errors.Is(err, ErrTeardownIncomplete) || ExitCode(err) != ExitSandbox) {
+				t.Fatalf("delete with the receipt's fsync failing = %v, want TeardownIncomplete (125)", err)
+			}
+		})
+	}
+}

@@ -86,7 +86,7 @@ func (r *Runtime) deleteLocked(rec *Record, c Container, force bool) error {
 		if specErr == nil {
 			verified = sp
 		}
-		if err := r.recordReceiptLocked(rec, r.teardown(rec, c, verified)); err != nil {
+		if err := r.recordReceiptLaterLocked(rec, r.teardown(rec, c, verified)); err != nil {
 			return err
 		}
 	}
@@ -125,8 +125,14 @@ func (r *Runtime) deleteLocked(rec *Record, c Container, force bool) error {
 		_ = r.Store.passLocked(rec, StateTerminated, "")
 	}
 	if err := r.Store.removeLocked(rec.ID); err != nil {
+		_ = r.Store.waitDurable()
 		_ = r.Store.writeRecordLocked(rec)
 		return fmt.Errorf("delete %q: %w", rec.ID, err)
+	}
+	// The receipt's fsync ran beside the removal; delete does not return
+	// before it is durable.
+	if err := r.Store.waitDurable(); err != nil {
+		return Errorf(ErrTeardownIncomplete, "delete %q: the teardown's receipt is not durable: %w", rec.ID, err)
 	}
 	// Poststop only for a container that was built: "The poststop hooks
 	// MUST be called after the container is deleted but before the delete
@@ -154,6 +160,18 @@ func (r *Runtime) deleteLocked(rec *Record, c Container, force bool) error {
 // again, and fails with TeardownIncomplete (125): never reported clean.
 func (r *Runtime) teardownLocked(rec *Record, c Container) error {
 	return r.recordReceiptLocked(rec, r.teardown(rec, c, nil))
+}
+
+// recordReceiptLaterLocked is recordReceiptLocked whose fsync of a clean
+// receipt runs in the background (auditLaterLocked): delete removes the
+// state meanwhile and waits for it before it returns. An incomplete
+// teardown's receipt is synced at once: its state is kept.
+func (r *Runtime) recordReceiptLaterLocked(rec *Record, receipt *hooks.Receipt) error {
+	if !receipt.Clean() {
+		return r.recordReceiptLocked(rec, receipt)
+	}
+	rec.Receipt = receipt
+	return r.Store.auditLaterLocked(AuditEvent{ID: rec.ID, Spec: rec.SpecHash, Level: rec.Level.String(), Event: "receipt", Reason: receipt.String(), Receipt: receipt})
 }
 
 // recordReceiptLocked writes the receipt to the audit log (synced: it is
