@@ -97,9 +97,9 @@ func (s Store) auditLaterLocked(ev AuditEvent) error {
 	if s.AuditLog != "" {
 		logs = append(logs, s.AuditLog)
 	}
-	done := make(chan error, 1)
+	d := &durableSync{done: make(chan struct{})}
 	s.batch.mu.Lock()
-	s.batch.durable = done
+	s.batch.durable = d
 	s.batch.mu.Unlock()
 	go func() {
 		var errs []error
@@ -108,9 +108,17 @@ func (s Store) auditLaterLocked(ev AuditEvent) error {
 				errs = append(errs, fmt.Errorf("audit log %s: %w", path, err))
 			}
 		}
-		done <- errors.Join(errs...)
+		d.err = errors.Join(errs...)
+		close(d.done)
 	}()
 	return nil
+}
+
+// durableSync is an fsync under way: done is closed when it has ended,
+// with err its outcome. Every waiter sees the same outcome.
+type durableSync struct {
+	done chan struct{}
+	err  error
 }
 
 // waitDurable waits for the fsync auditLaterLocked began, if one is under
@@ -120,13 +128,18 @@ func (s Store) waitDurable() error {
 		return nil
 	}
 	s.batch.mu.Lock()
-	done := s.batch.durable
-	s.batch.durable = nil
+	d := s.batch.durable
 	s.batch.mu.Unlock()
-	if done == nil {
+	if d == nil {
 		return nil
 	}
-	return <-done
+	<-d.done
+	s.batch.mu.Lock()
+	if s.batch.durable == d {
+		s.batch.durable = nil
+	}
+	s.batch.mu.Unlock()
+	return d.err
 }
 
 // syncPath fsyncs the audit log at path, which this process appended to.
@@ -146,9 +159,9 @@ func syncPath(path string) error {
 type auditBatch struct {
 	mu      sync.Mutex
 	pending []pendingLine
-	// durable is an fsync auditLaterLocked began and nobody waited for
-	// yet, or nil.
-	durable chan error
+	// durable is the last fsync auditLaterLocked began, until a wait
+	// for it has ended, or nil.
+	durable *durableSync
 }
 
 type pendingLine struct {

@@ -238,3 +238,35 @@ func TestDeleteReceiptDurableBeforeItReturns(t *testing.T) {
 		})
 	}
 }
+
+// Every waiter for a background fsync sees its outcome, not only the
+// first: a second wait while it runs must not return early as if it were
+// done.
+func TestWaitDurableEveryWaiter(t *testing.T) {
+	root := t.TempDir()
+	s := Store{Root: root, AuditLog: filepath.Join(root, "all.jsonl"), batch: &auditBatch{}}
+	release := make(chan struct{})
+	defer func(f func(*os.File) error) { syncLog = f }(syncLog)
+	syncLog = func(*os.File) error { <-release; return errors.New("EIO") }
+	if err := s.auditLaterLocked(AuditEvent{ID: "c1", Event: "launch"}); err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 2)
+	for range 2 {
+		go func() { errs <- s.waitDurable() }()
+	}
+	select {
+	case err := <-errs:
+		t.Fatalf("a wait returned (%v) before the fsync ended", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	for range 2 {
+		if err := <-errs; err == nil || !strings.Contains(err.Error(), "EIO") {
+			t.Fatalf("waiter got %v, want the fsync's EIO", err)
+		}
+	}
+	if err := s.waitDurable(); err != nil {
+		t.Fatalf("after the waits: %v", err)
+	}
+}
