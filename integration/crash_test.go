@@ -144,10 +144,16 @@ func TestRunKilledBeforeItsStartRecord(t *testing.T) {
 	e := newEnv(t)
 	id := e.id()
 	cmd := vettoCmdWith(e, fb, "run", "-b", e.bundle([]string{"sleep", "100"}, nil), id)
-	// Eleven membership reads on a hybrid host before the exec, as many
-	// after it: 300 ms each leaves seconds to kill the run in the second
-	// round.
-	cmd.Env = append(os.Environ(), "TESTONLY_VETTO_FAULT=slow-cgroup-facts:300ms")
+	// A verification reads the init's membership once per hierarchy (ten
+	// on a hybrid host, one on pure v2): each read slowed so that a round
+	// takes 1.5 s, which leaves the post-exec round's 1.5 s to kill the
+	// run in, even in a slow guest.
+	hierarchies := 0
+	if data, err := os.ReadFile("/proc/self/cgroup"); err == nil {
+		hierarchies = strings.Count(strings.TrimSpace(string(data)), "\n") + 1
+	}
+	perRead := 1500 * time.Millisecond / time.Duration(max(hierarchies, 1))
+	cmd.Env = append(os.Environ(), "TESTONLY_VETTO_FAULT=slow-cgroup-facts:"+perRead.String())
 	out := e.tempFile()
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
@@ -171,7 +177,8 @@ func TestRunKilledBeforeItsStartRecord(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	time.Sleep(200 * time.Millisecond) // into the post-exec checks' slowed reads
+	// The post-exec checks began at the exec; their record comes after
+	// all of the slowed reads.
 	_ = cmd.Process.Kill()
 	_ = cmd.Wait()
 	killed = true
