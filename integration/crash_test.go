@@ -119,18 +119,7 @@ func TestCreateKilledAfterBackendBuilt(t *testing.T) {
 	if procs := processesInCgroup(id); len(procs) == 0 {
 		t.Fatalf("no init left in the container's cgroups: the kill came outside the window under test (output %q)", readAll(t, out))
 	}
-	if r := e.vetto("delete", "--force", id); r.code != 0 {
-		t.Fatalf("delete --force: %s", r)
-	}
-	if procs := processesInCgroup(id); len(procs) > 0 {
-		t.Fatalf("processes left after delete: %v", procs)
-	}
-	if d := cgroupDirs(id); len(d) > 0 {
-		t.Fatalf("cgroups left after delete: %v", d)
-	}
-	if r := e.vetto("state", id); !strings.Contains(r.stderr, "container does not exist") {
-		t.Fatalf("state after delete: %s", r)
-	}
+	deleteForceLeavesNothing(t, e, id)
 }
 
 // A run does not write the Launchable record its create would: the start
@@ -191,18 +180,7 @@ func TestRunKilledBeforeItsStartRecord(t *testing.T) {
 	if procs := processesInCgroup(id); len(procs) == 0 {
 		t.Fatalf("no process left in the container's cgroups: the kill came outside the window under test (output %q)", readAll(t, out))
 	}
-	if r := e.vetto("delete", "--force", id); r.code != 0 {
-		t.Fatalf("delete --force: %s", r)
-	}
-	if procs := processesInCgroup(id); len(procs) > 0 {
-		t.Fatalf("processes left after delete: %v", procs)
-	}
-	if d := cgroupDirs(id); len(d) > 0 {
-		t.Fatalf("cgroups left after delete: %v", d)
-	}
-	if r := e.vetto("state", id); !strings.Contains(r.stderr, "container does not exist") {
-		t.Fatalf("state after delete: %s", r)
-	}
+	deleteForceLeavesNothing(t, e, id)
 }
 
 // Between create and start no runtime process runs; what can crash there
@@ -309,5 +287,23 @@ func TestCrashDuringDelete(t *testing.T) {
 			}
 			e.mustVetto("delete", "--force", id)
 		})
+	}
+}
+
+// deleteForceLeavesNothing runs delete --force on a container a crash left
+// half made, and requires no process, no cgroup and no state of it after.
+func deleteForceLeavesNothing(t *testing.T, e *env, id string) {
+	t.Helper()
+	if r := e.vetto("delete", "--force", id); r.code != 0 {
+		t.Fatalf("delete --force: %s", r)
+	}
+	if procs := processesInCgroup(id); len(procs) > 0 {
+		t.Fatalf("processes left after delete: %v", procs)
+	}
+	if d := cgroupDirs(id); len(d) > 0 {
+		t.Fatalf("cgroups left after delete: %v", d)
+	}
+	if r := e.vetto("state", id); !strings.Contains(r.stderr, "container does not exist") {
+		t.Fatalf("state after delete: %s", r)
 	}
 }

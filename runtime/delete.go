@@ -171,7 +171,11 @@ func (r *Runtime) recordReceiptLaterLocked(rec *Record, receipt *hooks.Receipt) 
 		return r.recordReceiptLocked(rec, receipt)
 	}
 	rec.Receipt = receipt
-	return r.Store.auditLaterLocked(AuditEvent{ID: rec.ID, Spec: rec.SpecHash, Level: rec.Level.String(), Event: "receipt", Reason: receipt.String(), Receipt: receipt})
+	return r.Store.auditLaterLocked(receiptEvent(rec, receipt))
+}
+
+func receiptEvent(rec *Record, receipt *hooks.Receipt) AuditEvent {
+	return AuditEvent{ID: rec.ID, Spec: rec.SpecHash, Level: rec.Level.String(), Event: "receipt", Reason: receipt.String(), Receipt: receipt}
 }
 
 // recordReceiptLocked writes the receipt to the audit log (synced: it is
@@ -181,7 +185,7 @@ func (r *Runtime) recordReceiptLaterLocked(rec *Record, receipt *hooks.Receipt) 
 // record (receipt and all) only if that fails.
 func (r *Runtime) recordReceiptLocked(rec *Record, receipt *hooks.Receipt) error {
 	rec.Receipt = receipt
-	auditErr := r.Store.auditLocked(AuditEvent{ID: rec.ID, Spec: rec.SpecHash, Level: rec.Level.String(), Event: "receipt", Reason: receipt.String(), Receipt: receipt}, true)
+	auditErr := r.Store.auditLocked(receiptEvent(rec, receipt), true)
 	if !receipt.Clean() {
 		rec.Reason = "teardown incomplete: " + receipt.String()
 		_ = r.Store.writeRecordLocked(rec)

@@ -79,11 +79,9 @@ func (r *Runtime) startWithCanaries(rec *Record, c Container, sp *specs.Spec) ([
 		session = hooks.NewCanarySession(sp)
 		defer session.Close()
 		ask = &session.Request
-	} else if err := r.Store.waitDurable(); err != nil {
-		// Without canaries the program execs as the init is let go: the
-		// launch's evidence is durable first, or nothing runs.
-		_ = r.Store.moveLocked(rec, StateSpawnFailed, err.Error())
-		return nil, 0, stopAfterFailure(c, fmt.Errorf("start %q: %w", rec.ID, err))
+	} else if err := r.launchDurableLocked(rec, c); err != nil {
+		// Without canaries the program execs as the init is let go.
+		return nil, 0, err
 	}
 	report, err := c.Start(sp, ask)
 	if err != nil {
@@ -118,18 +116,28 @@ func (r *Runtime) startWithCanaries(rec *Record, c Container, sp *specs.Spec) ([
 		_ = c.Proceed(false)
 		return nil, 0, r.judgeLocked(rec, c, phasePoststart, results, took)
 	}
-	// The program execs at the verdict: the launch's evidence is durable
-	// before it.
-	if err := r.Store.waitDurable(); err != nil {
+	// The program execs at the verdict.
+	if err := r.launchDurableLocked(rec, c); err != nil {
 		_ = c.Proceed(false)
-		_ = r.Store.moveLocked(rec, StateSpawnFailed, err.Error())
-		return nil, 0, stopAfterFailure(c, fmt.Errorf("start %q: %w", rec.ID, err))
+		return nil, 0, err
 	}
 	if err := c.Proceed(true); err != nil {
 		_ = r.Store.moveLocked(rec, StateSpawnFailed, err.Error())
 		return nil, 0, stopAfterFailure(c, fmt.Errorf("start %q: %w", rec.ID, spawnFailed(err)))
 	}
 	return results, took, nil
+}
+
+// launchDurableLocked waits for the launch's fsync (a run's, begun by
+// auditLaterLocked) before the program may exec: evidence that cannot be
+// made durable fails the start, and c is stopped (nothing runs).
+func (r *Runtime) launchDurableLocked(rec *Record, c Container) error {
+	err := r.Store.waitDurable()
+	if err == nil {
+		return nil
+	}
+	_ = r.Store.moveLocked(rec, StateSpawnFailed, err.Error())
+	return stopAfterFailure(c, fmt.Errorf("start %q: %w", rec.ID, err))
 }
 
 // verifyPostLaunchLocked is the poststart verification (docs/verification.md) on
