@@ -149,6 +149,17 @@ func Identity(pid int, b *Baseline, f PostFacts) Result {
 // (boundaryCgroup), PARTIAL where it carries nothing of it.
 func Membership(pid int, b *Baseline, cgroups map[string]string, f PostFacts, sp *specs.Spec) []Result {
 	var out []Result
+	// gone says pid has exited; once it has, it stays so, and its stat is
+	// not read again for every hierarchy. A live answer is never kept: the
+	// process may exit between two hierarchies, and a later one must not
+	// read its leaving as a move.
+	exitedOnce := false
+	gone := func() bool {
+		if !exitedOnce {
+			exitedOnce = exited(pid, b, f)
+		}
+		return exitedOnce
+	}
 	for _, t := range slices.Sorted(maps.Keys(b.Namespaces)) {
 		want := b.Namespaces[t]
 		r := Result{Check: "P2/namespace/" + t, Evidence: HostFact, Expected: want.String()}
@@ -163,7 +174,7 @@ func Membership(pid int, b *Baseline, cgroups map[string]string, f PostFacts, sp
 		switch {
 		case err != nil:
 			r.Verdict, r.Found = Unavailable, err.Error()
-		case got != want && exited(pid, b, f):
+		case got != want && gone():
 			r.Verdict, r.Found = Unavailable, "pid "+strconv.Itoa(pid)+" exited during verification"
 		case nested:
 			r.Verdict, r.Found = Pass, got.String()+", nested in the container's user namespace"
@@ -187,19 +198,25 @@ func Membership(pid int, b *Baseline, cgroups map[string]string, f PostFacts, sp
 			continue
 		}
 		in, err := f.InCgroup(dir, pid)
-		child := ""
+		child, left := "", false
 		if err == nil && !in {
-			// A nested runtime may move the init into a cgroup of the
-			// container's own subtree: still inside its limits and its
-			// cgroup.kill.
-			child = inSubtree(dir, pid, f)
+			// An exited process leaves its cgroups: that is not a move,
+			// and no subtree of the container's holds it either. Asked
+			// first, so a process that ended before its checks (a short
+			// job) costs one read of its stat per hierarchy, not a walk.
+			if left = gone(); !left {
+				// A nested runtime may move the init into a cgroup of the
+				// container's own subtree: still inside its limits and
+				// its cgroup.kill.
+				child = inSubtree(dir, pid, f)
+			}
 		}
 		switch {
 		case child != "":
 			r.Verdict, r.Found = Pass, "member of "+child+", inside the container's cgroup"
 		case err != nil:
 			r.Verdict, r.Found = Unavailable, err.Error()
-		case !in && exited(pid, b, f):
+		case !in && left:
 			// An exited process leaves its cgroups: that is not a move.
 			r.Verdict, r.Found = Unavailable, "pid "+strconv.Itoa(pid)+" exited during verification"
 		case !in && !boundaryCgroup(c, sp):

@@ -3,6 +3,7 @@ package hooks
 import (
 	"errors"
 	"os"
+	"path/filepath"
 	"testing"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
@@ -137,6 +138,68 @@ func TestIdentityAndMembership(t *testing.T) {
 		if r.Verdict == Fail {
 			t.Fatalf("an exited init was judged moved: %+v", r)
 		}
+	}
+}
+
+// countingPost counts the looks Membership takes at a process table.
+type countingPost struct {
+	fakePost
+	stats, lists int
+	exitAfter    int // ProcStat reads after which the process is a zombie; 0: never
+}
+
+func (f *countingPost) ProcStat(pid int) (ProcState, error) {
+	f.stats++
+	if f.exitAfter > 0 && f.stats > f.exitAfter {
+		f.state = 'Z'
+	}
+	return f.fakePost.ProcStat(pid)
+}
+
+func (f *countingPost) CgroupProcs(dir string) ([]int, error) {
+	f.lists++
+	return f.fakePost.CgroupProcs(dir)
+}
+
+// An init that exited before its checks is not looked for in the
+// subtrees of its cgroups (a short job's every hierarchy would be walked
+// for nothing), and its stat is read once, not once per hierarchy. One
+// that is alive is still looked for there, hierarchy after hierarchy.
+func TestMembershipOfAnExitedInit(t *testing.T) {
+	root := t.TempDir()
+	cgroups := map[string]string{}
+	for _, c := range []string{"", "memory", "pids"} {
+		dir := filepath.Join(root, "h"+c, "c1")
+		if err := os.MkdirAll(filepath.Join(dir, "nested"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		cgroups[c] = dir
+	}
+	base := &Baseline{Pid: 7, StartTime: 100, Cgroups: cgroups}
+	f := &countingPost{fakePost: fakePost{state: 'Z', start: 100, members: map[string]bool{}}}
+	for _, r := range Membership(7, base, cgroups, f, nil) {
+		if r.Verdict != Unavailable {
+			t.Errorf("%s of an exited init: %s (%s), want UNAVAILABLE", r.Check, r.Verdict, r.Found)
+		}
+	}
+	if f.lists != 0 || f.stats != 1 {
+		t.Errorf("an exited init: %d subtree lists and %d stat reads, want 0 and 1", f.lists, f.stats)
+	}
+
+	// Alive and out of every cgroup: each subtree is searched, and its
+	// stat read again each time (it may exit between two hierarchies).
+	live := &countingPost{fakePost: fakePost{state: 'S', start: 100, members: map[string]bool{}}}
+	Membership(7, base, cgroups, live, nil)
+	if live.lists != len(cgroups) || live.stats != len(cgroups) {
+		t.Errorf("a live init out of its cgroups: %d subtree lists and %d stat reads, want %d of each", live.lists, live.stats, len(cgroups))
+	}
+
+	// Exits after the first hierarchy: the first is judged as a move,
+	// the rest as the exit they are.
+	late := &countingPost{fakePost: fakePost{state: 'S', start: 100, members: map[string]bool{}}, exitAfter: 1}
+	got := Membership(7, base, cgroups, late, nil)
+	if got[0].Verdict != Fail || got[1].Verdict != Unavailable || got[2].Verdict != Unavailable {
+		t.Errorf("an init that exits after the first hierarchy: %v %v %v, want FAIL UNAVAILABLE UNAVAILABLE", got[0].Verdict, got[1].Verdict, got[2].Verdict)
 	}
 }
 
