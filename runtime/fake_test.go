@@ -33,7 +33,18 @@ type fakeBackend struct {
 	// execs, when set, is called at the moment the container's program
 	// would exec: Start without canaries, Proceed(true) with them.
 	execs func()
+	// fg, when set, is the foreground Create hands a foreground run.
+	fg Foreground
 }
+
+// fakeForeground is an init whose exit status is status.
+type fakeForeground struct {
+	status int
+	closed bool
+}
+
+func (f *fakeForeground) Wait() (int, error) { return f.status, nil }
+func (f *fakeForeground) Close()             { f.closed = true }
 
 type fakeContainer struct {
 	b      *fakeBackend
@@ -51,6 +62,9 @@ func (b *fakeBackend) Create(req *CreateRequest) (Container, Foreground, error) 
 	}
 	c := &fakeContainer{b: b, id: req.ID, status: StatusCreated}
 	b.containers[req.ID] = c
+	if req.Foreground {
+		return c, b.fg, nil
+	}
 	return c, nil, nil
 }
 func (b *fakeBackend) Load(_, id string) (Container, error) {

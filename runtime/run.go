@@ -3,6 +3,7 @@ package runtime
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 )
 
 // RunOptions are run's inputs: create's, and what happens after start.
@@ -28,6 +29,7 @@ func (r *Runtime) Run(opts RunOptions) (int, error) {
 	if err != nil {
 		return -1, err
 	}
+	cr.rec.teardownOnExit = !opts.Detach && !opts.Keep
 	if err := r.startLocked(cr.rec, cr.c, !opts.Detach); err != nil {
 		return -1, errors.Join(err, r.abandonLocked(cr))
 	}
@@ -35,6 +37,11 @@ func (r *Runtime) Run(opts RunOptions) (int, error) {
 		if err := writePidFile(opts.PidFile, cr.c.InitPid()); err != nil {
 			return -1, errors.Join(fmt.Errorf("run %q: %w", opts.ID, err), r.abandonLocked(cr))
 		}
+	}
+	// An init that exited before its checks must be torn down here (its
+	// EXITED record was not written); one that exited since may be.
+	if cr.rec.teardownOnExit && (cr.rec.Verification == "EXITED" || r.initGone(cr.rec, cr.c)) {
+		return r.teardownExitedLocked(cr, opts.ID)
 	}
 	// From here on other commands (kill, state) must get at the container.
 	cr.lock.unlock()
@@ -73,4 +80,44 @@ func (r *Runtime) Run(opts RunOptions) (int, error) {
 		return status, Errorf(ErrTeardownIncomplete, "run %q: %w", opts.ID, err)
 	}
 	return status, nil
+}
+
+// teardownExitedLocked ends a foreground run whose init has exited by the
+// end of start (a short job): nothing of it is left to watch or signal,
+// so the teardown follows under the lock start took, with the record and
+// container at hand — no second lock, read of the record or load of the
+// backend's state. An init that exited before its post-launch checks has
+// no record of its EXITED verdicts of its own: the Terminating one
+// carries them.
+func (r *Runtime) teardownExitedLocked(cr *created, id string) (int, error) {
+	status, waitErr := cr.fg.Wait()
+	err := r.deleteLocked(cr.rec, cr.c, true)
+	cr.lock.unlock()
+	cr.fg.Close()
+	if waitErr != nil {
+		if err != nil {
+			r.Warnf("%v", err)
+		}
+		return -1, fmt.Errorf("run %q: wait: %w", id, waitErr)
+	}
+	if err != nil {
+		return status, Errorf(ErrTeardownIncomplete, "run %q: %w", id, err)
+	}
+	return status, nil
+}
+
+// initGone says the host reads container c's init gone, a zombie or
+// exiting — or reaped already, by the foreground's wait: one look at its
+// stat, where initExited asks the backend first. Unreadable for another
+// reason, it is not gone.
+func (r *Runtime) initGone(rec *Record, c Container) bool {
+	pf, ok := r.postFacts()
+	if !ok || rec.Baseline == nil {
+		return false
+	}
+	ps, err := pf.ProcStat(c.InitPid())
+	if err != nil {
+		return errors.Is(err, fs.ErrNotExist)
+	}
+	return ps.Start != rec.Baseline.StartTime || ps.Gone()
 }

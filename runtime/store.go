@@ -164,6 +164,14 @@ type Record struct {
 	// Receipt is the last teardown's; a container whose teardown left
 	// something keeps its state with the receipt saying what.
 	Receipt *hooks.Receipt `json:"receipt,omitempty"`
+
+	// teardownOnExit (this process's, never stored) says the caller — a
+	// foreground run that keeps nothing — tears the container down under
+	// the lock start holds if its init exits before it can be verified:
+	// the EXITED verdicts' record is then not written on its own, since
+	// nothing outside this process can read it before the Terminating
+	// record that carries it (as passLocked).
+	teardownOnExit bool
 }
 
 // createDirLocked makes the container's directory, failing with ErrExist if

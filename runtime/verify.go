@@ -280,6 +280,9 @@ func (r *Runtime) judgeLocked(rec *Record, c Container, phase string, results []
 		// to verify or to kill, and its sandbox was verified before it
 		// could exec (pre-launch).
 		rec.Verification = "EXITED"
+		if rec.teardownOnExit && phase == phasePoststart {
+			return nil // the run's teardown, next under this lock, writes it
+		}
 		return r.Store.writeRecordLocked(rec)
 	default:
 		rec.Verification = "INCONCLUSIVE"
