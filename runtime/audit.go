@@ -142,19 +142,6 @@ func (s Store) waitDurable() error {
 	return d.err
 }
 
-// syncPath fsyncs the audit log at path, which this process appended to.
-func syncPath(path string) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|oNoFollow, 0)
-	if err != nil {
-		return err
-	}
-	if err := syncLog(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
 // auditBatch is this process's events not yet written.
 type auditBatch struct {
 	mu      sync.Mutex
@@ -216,27 +203,6 @@ func (s Store) writeAudit(lines []pendingLine, sync bool) error {
 		}
 	}
 	return nil
-}
-
-func appendLine(path string, line []byte, sync bool) error {
-	// Never through a symlink planted at the log's name.
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|oNoFollow, 0o600)
-	if err != nil {
-		return err
-	}
-	// One write(2) of a whole line with O_APPEND: concurrent writers'
-	// lines never interleave.
-	if _, err := f.Write(line); err != nil {
-		f.Close()
-		return err
-	}
-	if sync {
-		if err := syncLog(f); err != nil {
-			f.Close()
-			return err
-		}
-	}
-	return f.Close()
 }
 
 // syncLog makes an audit log's appended lines durable; a test counts it.

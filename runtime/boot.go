@@ -2,8 +2,8 @@ package runtime
 
 import (
 	"fmt"
-	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/vetto-dev/vetto-runtime/hooks"
@@ -25,12 +25,18 @@ func (r *Runtime) bootID() string {
 	if r.BootID != nil {
 		return r.BootID()
 	}
-	data, err := os.ReadFile(bootIDFile)
+	return hostBootID()
+}
+
+// hostBootID reads the boot id once a process: it changes only with a
+// reboot, which ends the process too.
+var hostBootID = sync.OnceValue(func() string {
+	data, err := readNoFollow(bootIDFile)
 	if err != nil {
 		return ""
 	}
 	return strings.TrimSpace(string(data))
-}
+})
 
 // fromAnotherBoot says whether rec was created in an earlier boot of this
 // host. Only a positive proof counts — both ids read, and different: a

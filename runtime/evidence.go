@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -159,14 +158,6 @@ func (e Evidence) forgetFrozen(root, id string) {
 	}
 }
 
-// readNoFollow reads path (at most 16 MiB: a frozen spec is bounded well
-// below, spec.MaxConfigSize plus what the runtime adds), refusing a
-// symlink at its last component.
-func readNoFollow(path string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|oNoFollow, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return io.ReadAll(io.LimitReader(f, 16<<20))
-}
+// maxReadNoFollow bounds readNoFollow: a frozen spec is well below it
+// (spec.MaxConfigSize plus what the runtime adds), and so is a record.
+const maxReadNoFollow = 16 << 20
