@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 )
@@ -56,9 +55,9 @@ type Credential struct {
 
 var (
 	// headerNamePattern is RFC 9110's token.
-	headerNamePattern = regexp.MustCompile("^[A-Za-z0-9!#$%&'*+.^_`|~-]+$")
+	headerNamePattern = lazyRegexp("^[A-Za-z0-9!#$%&'*+.^_`|~-]+$")
 	// envVarPattern is a variable name, without pass_through's prefix '*'.
-	envVarPattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	envVarPattern = lazyRegexp(`^[A-Za-z_][A-Za-z0-9_]*$`)
 )
 
 // reservedCredentialHeaders are headers a credential may not set: the relay
@@ -128,7 +127,7 @@ func (r *policyReader) credentials() []Credential {
 		}
 		c.Host = get("host", checkCredentialHost)
 		c.Header = get("header", func(s string) error {
-			if !headerNamePattern.MatchString(s) {
+			if !headerNamePattern().MatchString(s) {
 				return fmt.Errorf("%w: %q is not a header name (letters, digits and -, as in Authorization or X-Api-Key)", ErrBadValue, s)
 			}
 			if contains(reservedCredentialHeaders, strings.ToLower(s)) {
@@ -157,7 +156,7 @@ func (r *policyReader) credentials() []Credential {
 			return checkPathSyntax(s)
 		})
 		c.FromEnv = get("from_env", func(s string) error {
-			if !envVarPattern.MatchString(s) {
+			if !envVarPattern().MatchString(s) {
 				return fmt.Errorf("%w: from_env %q is not a variable name", ErrBadValue, s)
 			}
 			return nil
@@ -307,7 +306,7 @@ func ParseCredentialAnnotation(annotations map[string]string) ([]CredentialRef, 
 		if err := checkCredentialHost(r.Host); err != nil {
 			bad("%v", err)
 		}
-		if !headerNamePattern.MatchString(r.Header) || contains(reservedCredentialHeaders, strings.ToLower(r.Header)) {
+		if !headerNamePattern().MatchString(r.Header) || contains(reservedCredentialHeaders, strings.ToLower(r.Header)) {
 			bad("header %q: not a header a credential may set", r.Header)
 		}
 		switch {
@@ -315,7 +314,7 @@ func ParseCredentialAnnotation(annotations map[string]string) ([]CredentialRef, 
 			bad("want exactly one of file and env")
 		case r.File != "" && (!strings.HasPrefix(r.File, "/") || checkPathSyntax(r.File) != nil):
 			bad("file %q: want an absolute path without ..", r.File)
-		case r.Env != "" && !envVarPattern.MatchString(r.Env):
+		case r.Env != "" && !envVarPattern().MatchString(r.Env):
 			bad("env %q: not a variable name", r.Env)
 		}
 	}
