@@ -84,11 +84,14 @@ func (s Store) auditLaterLocked(ev AuditEvent) error {
 	lines := s.batch.pending
 	s.batch.pending = nil
 	s.batch.mu.Unlock()
-	if err := s.waitDurable(); err != nil {
-		return err
-	}
+	// An earlier fsync that failed fails this event too, which is still
+	// written (only not made durable): no event is dropped.
+	prevErr := s.waitDurable()
 	if err := s.writeAudit(lines, false); err != nil {
-		return err
+		return errors.Join(prevErr, err)
+	}
+	if prevErr != nil {
+		return prevErr
 	}
 	var logs []string
 	if s.Evidence.Dir != "" && s.Evidence.Fsync {

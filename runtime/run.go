@@ -40,8 +40,13 @@ func (r *Runtime) Run(opts RunOptions) (int, error) {
 	}
 	// An init that exited before its checks must be torn down here (its
 	// EXITED record was not written); one that exited since may be.
-	if cr.rec.teardownOnExit && (cr.rec.Verification == "EXITED" || r.initGone(cr.rec, cr.c)) {
-		return r.teardownExitedLocked(cr, opts.ID)
+	if cr.rec.teardownOnExit {
+		if cr.rec.Verification == "EXITED" || r.initGone(cr.rec, cr.c) {
+			return r.teardownExitedLocked(cr, opts.ID)
+		}
+		if err := r.verdictsDurableLocked(cr.c); err != nil {
+			return -1, errors.Join(err, r.abandonLocked(cr))
+		}
 	}
 	// From here on other commands (kill, state) must get at the container.
 	cr.lock.unlock()

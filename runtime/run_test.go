@@ -5,9 +5,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/vetto-dev/vetto-runtime/hooks"
+	"github.com/vetto-dev/vetto-runtime/runtime/launch"
 )
 
 // A foreground run whose init exits before its post-launch checks (a short
@@ -86,6 +89,62 @@ func TestExitedVerdictsRecordedUnlessTheTeardownFollows(t *testing.T) {
 		got, _ := r.Store.readRecord("c1")
 		if written := got.Verification == "EXITED"; written == teardownNext {
 			t.Errorf("teardown next %v: EXITED record written %v", teardownNext, written)
+		}
+	}
+}
+
+// Verdicts that all PASS are fsync'd beside the promotion, and start does
+// not return before they are durable: verdicts that cannot be made so
+// fail the start (125) and stop the container, as when their fsync was
+// awaited before the promotion.
+func TestVerdictsDurableBeforeStartReturns(t *testing.T) {
+	for _, failVerdicts := range []bool{false, true} {
+		p := &fakePlatform{fakeBackend: &fakeBackend{initPid: 1, containers: map[string]*fakeContainer{}},
+			gaps: launch.Platform{Name: "fake", Verifies: true}, pre: []hooks.Result{pass("seatbelt/sandboxed")}, post: []hooks.Result{pass("seatbelt/sandboxed")}}
+		r := newPlatformRuntime(t, p)
+		if err := r.Create(CreateOptions{ID: "c1", Bundle: writeBundle(t, nil)}); err != nil {
+			t.Fatal(err)
+		}
+		var mu sync.Mutex
+		began, done := 0, 0
+		defer func(f func(*os.File) error) { syncLog = f }(syncLog)
+		syncLog = func(f *os.File) error {
+			mu.Lock()
+			began++
+			mu.Unlock()
+			time.Sleep(50 * time.Millisecond) // slow: a start that does not wait returns first
+			mu.Lock()
+			done++
+			mu.Unlock()
+			if failVerdicts {
+				return errors.New("EIO")
+			}
+			return f.Sync()
+		}
+		err := r.Start("c1")
+		mu.Lock()
+		b, d := began, done
+		mu.Unlock()
+		if b == 0 {
+			t.Fatalf("the verdicts were never fsync'd")
+		}
+		if d != b {
+			t.Fatalf("start returned with %d of %d fsyncs of its verdicts under way", b-d, b)
+		}
+		if failVerdicts {
+			if err == nil || !strings.Contains(err.Error(), "not durable") || ExitCode(err) != ExitSandbox {
+				t.Fatalf("start with the verdicts' fsync failing: %v, want a 125 naming it", err)
+			}
+			if c := p.containers["c1"]; c.status != StatusStopped {
+				t.Fatalf("container left %s after its verdicts could not be made durable", c.status)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec, _ := r.Store.readRecord("c1"); rec.State != StateVerifiedRuntime {
+			t.Fatalf("state %s, want VerifiedRuntime", rec.State)
 		}
 	}
 }

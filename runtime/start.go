@@ -111,13 +111,24 @@ func (r *Runtime) startLocked(rec *Record, c Container, lazyMonitor bool) (err e
 	if err := r.verifyPostLaunchLocked(rec, c, sp, append(append(canaries, verifyPastShim()...), checked...), took); err != nil {
 		return err
 	}
+	user := bundlePoststart(sp)
+	// Verdicts that all PASS are fsync'd beside the record's promotion
+	// (judgeLocked); nothing more is done on them before they are
+	// durable — a poststart hook, start's return. A foreground run that
+	// keeps nothing waits where it acts next: before it lets the lock go
+	// (Run), or in the teardown that follows under it.
+	if len(user) > 0 || !rec.teardownOnExit {
+		if err := r.verdictsDurableLocked(c); err != nil {
+			return err
+		}
+	}
 	// libcontainer would run poststart inside create; the spec puts it
 	// after the user process started, and since runtime-spec 1.1 says "If
 	// any poststart hook fails, the runtime MUST generate an error, stop the
 	// container, and continue the lifecycle at step 12" — which is also
 	// vetto's kill-on-FAIL — a failing poststart hook kills the container.
 	// vetto's own entries are what verifyPostLaunchLocked just did.
-	if user := bundlePoststart(sp); len(user) > 0 {
+	if len(user) > 0 {
 		st, err := c.OCIState()
 		if err == nil {
 			err = hooks.RunOCI("poststart", user, st)
@@ -126,6 +137,15 @@ func (r *Runtime) startLocked(rec *Record, c Container, lazyMonitor bool) (err e
 			_ = r.Store.moveLocked(rec, StateTerminating, err.Error())
 			return stopAfterFailure(c, Errorf(ErrHookFailed, "start %q: %w", rec.ID, err))
 		}
+	}
+	return nil
+}
+
+// verdictsDurableLocked waits for the fsync of verdicts judgeLocked began
+// in the background; evidence that cannot be made durable stops c.
+func (r *Runtime) verdictsDurableLocked(c Container) error {
+	if err := r.Store.waitDurable(); err != nil {
+		return stopAfterFailure(c, Errorf(ErrPostLaunchFailed, "start %q: the verdicts are not durable: %w", c.ID(), err))
 	}
 	return nil
 }

@@ -208,9 +208,22 @@ func (r *Runtime) judgeLocked(rec *Record, c Container, phase string, results []
 	// verified: nothing is decided on those (it is neither promoted nor
 	// killed), and the next durable event (the receipt of its teardown,
 	// in the same log) syncs them with it. A short foreground run makes
-	// one fsync fewer.
-	if err := r.Store.auditLocked(AuditEvent{ID: rec.ID, Spec: rec.SpecHash, Level: rec.Level.String(), Event: "verdicts", Reason: phase, Results: results, Duration: took}, action != launch.Exited); err != nil {
-		return stopAfterFailure(c, err)
+	// one fsync fewer. All PASS, nothing is killed or refused on them:
+	// their fsync runs beside the record's promotion, and the command
+	// ends only once it is done (the lock's release waits for it), or a
+	// foreground run's teardown that follows under the same lock does.
+	ev := AuditEvent{ID: rec.ID, Spec: rec.SpecHash, Level: rec.Level.String(), Event: "verdicts", Reason: phase, Results: results, Duration: took}
+	var auditErr error
+	switch action {
+	case launch.Exited:
+		auditErr = r.Store.auditLocked(ev, false)
+	case launch.Verified:
+		auditErr = r.Store.auditLaterLocked(ev)
+	default:
+		auditErr = r.Store.auditLocked(ev, true)
+	}
+	if auditErr != nil {
+		return stopAfterFailure(c, auditErr)
 	}
 	if phase == phasePoststart {
 		rec.Poststart, rec.VerdictsAreLaunch = nil, true

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/vetto-dev/vetto-runtime/hooks"
@@ -59,9 +60,11 @@ func TestPostLaunchVerdictsDriveState(t *testing.T) {
 			b := &fakeBackend{initPid: 1, containers: map[string]*fakeContainer{}}
 			r := newTestRuntime(t, b, fakeNamespaces{})
 			r.Store.AuditLog = filepath.Join(t.TempDir(), "audit.jsonl")
+			var mu sync.Mutex
 			syncs := 0
+			count := func() int { mu.Lock(); defer mu.Unlock(); return syncs }
 			defer func(f func(*os.File) error) { syncLog = f }(syncLog)
-			syncLog = func(f *os.File) error { syncs++; return f.Sync() }
+			syncLog = func(f *os.File) error { mu.Lock(); syncs++; mu.Unlock(); return f.Sync() }
 			if err := r.Store.createDirAndRecord(t, "c1", tc.level); err != nil {
 				t.Fatal(err)
 			}
@@ -71,11 +74,16 @@ func TestPostLaunchVerdictsDriveState(t *testing.T) {
 				c.status = StatusStopped
 			}
 			err := r.judgeLocked(rec, c, phasePoststart, tc.results, 0)
-			// Verdicts are fsync'd before they are acted on; only those
-			// of a process that had exited, which decide nothing, wait
-			// for the next durable event.
-			if wantSync := !(tc.exited && tc.wantErr == nil); (syncs > 0) != wantSync {
-				t.Errorf("audit log fsync'd %d times, want synced = %v", syncs, wantSync)
+			// Verdicts are fsync'd before they are acted on — those that
+			// all PASS beside the promotion, durable once the command
+			// waits (as its lock's release does); only those of a process
+			// that had exited, which decide nothing, wait for the next
+			// durable event.
+			if werr := r.Store.waitDurable(); werr != nil {
+				t.Fatal(werr)
+			}
+			if wantSync := !(tc.exited && tc.wantErr == nil); (count() > 0) != wantSync {
+				t.Errorf("audit log fsync'd %d times, want synced = %v", count(), wantSync)
 			}
 			// Unsynced, they still go out when the lock is let go.
 			if err := r.Store.flushAudit(false); err != nil {
