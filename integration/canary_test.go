@@ -3,6 +3,7 @@
 package integration
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -262,5 +263,34 @@ func TestCanaryDoesNotOpenRootfsSpecialFiles(t *testing.T) {
 	buf := make([]byte, 4096)
 	if n, _ := unix.Read(in, buf); n > 0 {
 		t.Fatalf("the host opened a device node or FIFO the bundle's rootfs put at a masked path (%d bytes of inotify IN_OPEN events)", n)
+	}
+}
+
+// The canary connection outlives the verdict — the init holds it to its
+// execve, so that the host reads EOF at the exec instead of polling for
+// it — and must still never be the program's: the kernel closes it at the
+// exec (close-on-exec), before the program's first instruction. The
+// program's fds, read from the host, are its stdio and nothing else: no
+// socket, nothing of the init's.
+func TestCanaryConnectionIsNotThePrograms(t *testing.T) {
+	e := newEnv(t)
+	id := e.id()
+	e.mustVetto("run", "-d", "-b", e.bundle([]string{"sleep", "100"}, nil), id)
+	defer e.vetto("delete", "--force", id)
+	st := e.vettoState(id)
+	if st["verification"] != "PASS" {
+		t.Fatalf("state %v: want the canaries run and PASS", st)
+	}
+	pid := e.initPid(id)
+	dir := fmt.Sprintf("/proc/%d/fd", pid)
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ent := range ents {
+		target, _ := os.Readlink(filepath.Join(dir, ent.Name()))
+		if n := ent.Name(); (n != "0" && n != "1" && n != "2") || strings.HasPrefix(target, "socket:") {
+			t.Errorf("the program (pid %d) has fd %s -> %s, which it was not given", pid, n, target)
+		}
 	}
 }

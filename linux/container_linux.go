@@ -257,8 +257,54 @@ func (c *container) Proceed(exec bool) error {
 	if !exec {
 		return nil
 	}
-	return c.waitExec(c.InitPid(), c.startExe)
+	return c.waitExecClosed(conn, c.InitPid(), c.startExe)
 }
+
+// waitExecClosed returns once pid has exec'd its program (or is gone). The
+// shim holds its end of conn, close-on-exec, to the execve: the kernel
+// closes it there, just after the process's executable became the new
+// file, so EOF is the exec (or the init's exit) with no poll's delay — a
+// Go timer under a millisecond is rounded up to one when the process has
+// nothing else to do. The host's own view confirms it, and is looked at
+// every execCheckEvery besides: an init that closed the connection early
+// (one an older vetto-runtime binary started, or one that fails before
+// its exec) is polled for as before, and a program that runs with the
+// connection still open holds the runtime's socket, which it must never
+// have: that fails the start (the caller stops the container).
+func (c *container) waitExecClosed(conn net.Conn, pid int, before [2]uint64) error {
+	deadline := time.Now().Add(execWaitLimit)
+	var b [1]byte
+	for {
+		next := time.Now().Add(execCheckEvery)
+		if next.After(deadline) {
+			next = deadline
+		}
+		_ = conn.SetReadDeadline(next)
+		_, err := conn.Read(b[:])
+		open := err == nil || errors.Is(err, os.ErrDeadlineExceeded)
+		now, serr := exeID(pid)
+		exec := serr != nil || now != before
+		switch {
+		case exec && open:
+			// The exec is a moment ahead of the close.
+			_ = conn.SetReadDeadline(time.Now().Add(execCheckEvery))
+			if _, err := conn.Read(b[:]); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+				return fmt.Errorf("init pid %d runs its program with the runtime's canary connection open", pid)
+			}
+			return nil
+		case exec:
+			return nil
+		case !open:
+			return c.waitExec(pid, before)
+		case time.Now().After(deadline):
+			return fmt.Errorf("init pid %d has not exec'd the process after %s", pid, execWaitLimit)
+		}
+	}
+}
+
+// execCheckEvery is how often waitExecClosed looks at the process itself
+// while the connection stays open.
+const execCheckEvery = 50 * time.Millisecond
 
 // waitExec polls until pid runs another file than before (it exec'd) or is
 // gone. Nothing tells a parent that a process exec'd; a stat costs a few
@@ -271,7 +317,7 @@ func (c *container) waitExec(pid int, before [2]uint64) error {
 			return nil // exec'd, or exited (then the caller sees it stopped)
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("start %q: init pid %d has not exec'd the process after %s", c.ID(), pid, execWaitLimit)
+			return fmt.Errorf("init pid %d has not exec'd the process after %s", pid, execWaitLimit)
 		}
 		time.Sleep(delay)
 	}

@@ -37,7 +37,10 @@ const canaryWait = 30 * time.Second
 //  3. run the canaries, if the host asked for them: accept the host's
 //     connection on the inherited listener, read the plan, make the
 //     attempts on the restricted thread, report, and wait for the verdict;
-//     abort means the program never runs;
+//     abort means the program never runs; exec keeps the connection open,
+//     close-on-exec, to the execve (the fd the step returns to
+//     libcontainer), so the host reads EOF on it once the program runs
+//     and need not poll for the exec;
 //
 // The rlimits the init's Go code could not run under are set after it,
 // by libcontainer, with raw system calls just before execve
@@ -48,16 +51,16 @@ const canaryWait = 30 * time.Second
 // its program alone runs as it does under runc. What fails is returned as
 // a refusal: libcontainer prints it on the process's stderr and the init
 // exits 125, so the process never runs less restricted than planned.
-func preExec(data []byte, env []string) error {
+func preExec(data []byte, env []string) (keep int, err error) {
 	cfg, err := shim.Decode(data)
 	if err != nil {
-		return refusal{err}
+		return -1, refusal{err}
 	}
 	// First, before anything of the step: the environment the process is
 	// about to get is the frozen spec's, no more (a host variable that
 	// reached it would be in the sandbox's hands), no less.
 	if cfg.EnvSHA256 != "" && !shim.EnvMatches(env, cfg.EnvSHA256, cfg.EnvHome) {
-		return refusal{errors.New("its environment is not the spec's process.env")}
+		return -1, refusal{errors.New("its environment is not the spec's process.env")}
 	}
 	if !cfg.Dumpable {
 		// Undone by execve for a program the uid may read; the init is
@@ -74,19 +77,20 @@ func preExec(data []byte, env []string) error {
 	shimFault(env)
 	if cfg.Ruleset != "" {
 		if err := landlock.RestrictThread(shimRuleset(cfg.Ruleset, env)); err != nil {
-			return refusal{fmt.Errorf("landlock not applied: %w", err)}
+			return -1, refusal{fmt.Errorf("landlock not applied: %w", err)}
 		}
 	}
 	if cfg.CanaryFD > 0 {
-		err := shimCanaries(cfg.CanaryFD)
+		conn, err := shimCanaries(cfg.CanaryFD)
 		// The listener is the init's own: closed whatever the outcome,
 		// never the program's.
 		unix.Close(cfg.CanaryFD)
 		if err != nil {
-			return refusal{err}
+			return -1, refusal{err}
 		}
+		return conn, nil
 	}
-	return nil
+	return -1, nil
 }
 
 // refusal is the pre-exec step's failure: the init exits 125 with it.
@@ -98,37 +102,44 @@ func (refusal) ExitCode() int   { return preExecRefused }
 
 // shimCanaries is the process's side of the canary channel: one
 // connection from the host on the inherited listener, the plan, the
-// attempts, the report, the verdict. It uses blocking system calls on raw
+// attempts, the report, the verdict. On the verdict exec it returns the
+// connection, accepted close-on-exec, for the init to hold to the execve
+// (the kernel's close of it there is what tells the host the program
+// runs); on anything else it has closed it. It uses blocking system calls on raw
 // fds, bounded by poll(2), not the Go netpoller: the init runs one
 // locked thread, and a parked goroutine would need another thread to wake
 // it, which a container at its pids limit cannot get.
-func shimCanaries(fd int) error {
+func shimCanaries(fd int) (conn int, err error) {
 	deadline := time.Now().Add(canaryWait)
 	if err := waitFD(fd, unix.POLLIN, deadline); err != nil {
-		return fmt.Errorf("no plan from the host: %w", err)
+		return -1, fmt.Errorf("no plan from the host: %w", err)
 	}
 	cfd, _, err := unix.Accept4(fd, unix.SOCK_CLOEXEC)
 	if err != nil {
-		return fmt.Errorf("canary listener (fd %d): %w", fd, err)
+		return -1, fmt.Errorf("canary listener (fd %d): %w", fd, err)
 	}
-	conn := &fdConn{fd: cfd, deadline: deadline}
-	defer unix.Close(cfd)
+	defer func() {
+		if err != nil {
+			unix.Close(cfd)
+		}
+	}()
+	c := &fdConn{fd: cfd, deadline: deadline}
 	var plan hooks.ProbeConfig
-	if err := hooks.ReadMessage(conn, &plan); err != nil {
-		return err
+	if err := hooks.ReadMessage(c, &plan); err != nil {
+		return -1, err
 	}
-	if err := hooks.WriteMessage(conn, hooks.Attempt(plan)); err != nil {
-		return fmt.Errorf("report to the host: %w", err)
+	if err := hooks.WriteMessage(c, hooks.Attempt(plan)); err != nil {
+		return -1, fmt.Errorf("report to the host: %w", err)
 	}
-	conn.deadline = time.Now().Add(canaryWait)
+	c.deadline = time.Now().Add(canaryWait)
 	var verdict string
-	if err := hooks.ReadMessage(conn, &verdict); err != nil {
-		return fmt.Errorf("no verdict from the host: %w", err)
+	if err := hooks.ReadMessage(c, &verdict); err != nil {
+		return -1, fmt.Errorf("no verdict from the host: %w", err)
 	}
 	if verdict != hooks.VerdictExec {
-		return errors.New("the host's verification of this container failed")
+		return -1, errors.New("the host's verification of this container failed")
 	}
-	return nil
+	return cfd, nil
 }
 
 // fdConn reads and writes a blocking fd, each call bounded by deadline.

@@ -112,7 +112,14 @@ type initConfig struct {
 // environment the process will get. An error stops the init before the
 // exec: it is printed on the process's stderr, and an error with an
 // ExitCode() int method sets the init's exit status.
-var PreExecHook func(data []byte, env []string) error
+//
+// keep, if not negative, is an fd of the hook's that the init does not close
+// with the fds it does not pass: it is made close-on-exec instead, so the
+// kernel closes it at the execve itself, once the process runs the new
+// file, and whoever holds its other end reads EOF then (vetto's runtime
+// learns that the program runs without polling for it). The process never
+// has it.
+var PreExecHook func(data []byte, env []string) (keep int, err error)
 
 // finalRlimits is config.FinalRlimits for ExecWithRlimits.
 func finalRlimits(config *initConfig) []linux.Rlimit {
@@ -125,12 +132,13 @@ func finalRlimits(config *initConfig) []linux.Rlimit {
 
 // runPreExec runs PreExecHook when the process asks for it; a process that
 // asks for a hook the binary does not have does not run.
-func runPreExec(config *initConfig) error {
+// It returns the fd the hook keeps open to the exec (-1: none).
+func runPreExec(config *initConfig) (int, error) {
 	if len(config.PreExec) == 0 {
-		return nil
+		return -1, nil
 	}
 	if PreExecHook == nil {
-		return errors.New("pre-exec hook requested, but this binary registers none")
+		return -1, errors.New("pre-exec hook requested, but this binary registers none")
 	}
 	return PreExecHook(config.PreExec, config.Env)
 }

@@ -313,10 +313,11 @@ func (l *linuxStandardInit) Init() error {
 	// (otherwise the (*os.File) finaliser could close the wrong file). See
 	// CVE-2024-21626 for more information as to why this protection is
 	// necessary.
-	if err := runPreExec(l.config); err != nil {
+	keep, err := runPreExec(l.config)
+	if err != nil {
 		return err
 	}
-	if err := fds.UnsafeCloseFrom(l.config.PassedFilesCount + 3); err != nil {
+	if err := fds.UnsafeCloseFromExcept(l.config.PassedFilesCount+3, keep); err != nil {
 		return err
 	}
 	_ = fds.Close()

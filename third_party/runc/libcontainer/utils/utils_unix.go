@@ -141,7 +141,23 @@ func (d *FdDir) CloseExecFrom(minFd int) error {
 // UnsafeCloseFrom is UnsafeCloseFrom through d; d itself stays open until
 // Close.
 func (d *FdDir) UnsafeCloseFrom(minFd int) error {
-	return fdRangeIn(d.dir, minFd, unsafeClose)
+	return d.UnsafeCloseFromExcept(minFd, -1)
+}
+
+// UnsafeCloseFromExcept is UnsafeCloseFrom that leaves keep (if not
+// negative) open, close-on-exec: the execve that follows closes it. If it
+// cannot be marked so, it is closed with the rest.
+func (d *FdDir) UnsafeCloseFromExcept(minFd, keep int) error {
+	if keep >= 0 {
+		if _, err := unix.FcntlInt(uintptr(keep), unix.F_SETFD, unix.FD_CLOEXEC); err != nil {
+			keep = -1
+		}
+	}
+	return fdRangeIn(d.dir, minFd, func(fd int) {
+		if fd != keep {
+			unsafeClose(fd)
+		}
+	})
 }
 
 // Reopen re-opens file (an O_PATH handle) with flags through
