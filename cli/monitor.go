@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
@@ -82,25 +81,18 @@ func spawnMonitor(c *ucli.Context, self, root string) func(id string) (int, uint
 		if c.Bool("debug") {
 			args = append(args, "--debug")
 		}
-		cmd := exec.Command(self, append(args, "monitor", "--spawned", id)...)
-		// It idles between rounds: one P and a tight GC keep what it
-		// holds of memory to itself small (docs/performance.md).
-		cmd.Env = append(os.Environ(), "GOMAXPROCS=1", "GOGC=25")
 		null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
 		if err != nil {
 			return 0, 0, err
 		}
 		defer null.Close()
-		cmd.Stdin, cmd.Stdout, cmd.Stderr = null, null, null
-		cmd.Dir = "/"
-		cmd.SysProcAttr = monitorProcAttr()
-		if err := cmd.Start(); err != nil {
+		// It idles between rounds: one P and a tight GC keep what it
+		// holds of memory to itself small (docs/performance.md).
+		env := append(os.Environ(), "GOMAXPROCS=1", "GOGC=25")
+		pid, err := spawnDetached(self, append([]string{self}, append(args, "monitor", "--spawned", id)...), env, null)
+		if err != nil {
 			return 0, 0, fmt.Errorf("start the monitor: %w", err)
 		}
-		pid := cmd.Process.Pid
-		// Not waited for: it outlives this process. Its parent becomes
-		// the nearest subreaper (containerd's shim, conmon) or init.
-		_ = cmd.Process.Release()
 		start, err := procStartTime(pid)
 		if err != nil {
 			return 0, 0, fmt.Errorf("the monitor (pid %d): %w", pid, err)

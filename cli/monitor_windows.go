@@ -1,5 +1,17 @@
 package cli
 
-import "syscall"
+import (
+	"os"
+)
 
-func monitorProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{} }
+// spawnDetached starts argv (path is argv[0]'s file) with env in /,
+// its stdio null, and does not wait for it.
+func spawnDetached(path string, argv, env []string, null *os.File) (int, error) {
+	p, err := os.StartProcess(path, argv, &os.ProcAttr{Dir: "/", Env: env, Files: []*os.File{null, null, null}})
+	if err != nil {
+		return 0, err
+	}
+	pid := p.Pid
+	_ = p.Release()
+	return pid, nil
+}

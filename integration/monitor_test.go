@@ -205,12 +205,13 @@ func monitorsOf(id string) []int {
 	return out
 }
 
-// A start begins the container's monitor beside the canaries, before it
+// A start begins the container's monitor once the program runs, before it
 // knows whether the launch will hold. A start that then fails must not
 // leave that monitor behind: not for the container's life, not for the
-// one look it would take to find the start failed. Each failure here
-// comes after the monitor was begun: a poststart hook that fails (after
-// verification passed), and a P3 canary FAIL (before the program runs).
+// one look it would take to find the start failed. A poststart hook that
+// fails (after verification passed) comes after the monitor was begun; a
+// P3 canary FAIL (before the program runs) comes before, and must not
+// begin one.
 func TestFailedStartLeavesNoMonitor(t *testing.T) {
 	for _, tc := range []struct {
 		name string

@@ -251,10 +251,11 @@ type monitorSpawn struct {
 
 // beginMonitor starts container rec's monitor in the background, or
 // returns nil where it has none (--no-verify, a platform without host
-// facts). A detached start begins it before the canaries: the monitor's
-// fork, exec and Go start-up then overlap the canaries' round trip, where
-// a start's wall time goes, and its pid reaches the record in the write
-// verification makes anyway. The monitor's first look takes the
+// facts). A detached start begins it once the program runs: the
+// monitor's fork, exec and Go start-up then overlap the post-exec checks
+// (begun before the canaries, they slowed the canaries and the exec,
+// which want both of a two-CPU host's CPUs), and its pid reaches the
+// record in the write verification makes anyway. The monitor's first look takes the
 // container's lock, so it looks only once the start is over; and it runs
 // with the record as its licence (SpawnMonitor passes --spawned): one
 // whose start failed before the record named it leaves at that look,

@@ -148,8 +148,14 @@ func (r *Runtime) launchDurableLocked(rec *Record, c Container) error {
 // start with 125; at degraded it is recorded and the container runs on,
 // not verified. Anything inconclusive leaves it Running, never
 // VerifiedRuntime, and at strict is a failure.
-func (r *Runtime) verifyPostLaunchLocked(rec *Record, c Container, sp *specs.Spec, canaries []hooks.Result, canaryTook time.Duration) error {
+//
+// monitor, begun beside the checks, is joined before the record is
+// written: the write that records the verdicts names it.
+func (r *Runtime) verifyPostLaunchLocked(rec *Record, c Container, sp *specs.Spec, canaries []hooks.Result, canaryTook time.Duration, monitor *monitorSpawn) error {
 	if rec.NoVerify {
+		if err := r.joinMonitorLocked(rec, c, monitor); err != nil {
+			return err // none is begun for --no-verify: for the contract's sake
+		}
 		// An accepted degradation (verify): --no-verify, or a platform
 		// without host facts; the record and the launch line say so. A
 		// process still in the Landlock shim is no verification's matter:
@@ -177,7 +183,11 @@ func (r *Runtime) verifyPostLaunchLocked(rec *Record, c Container, sp *specs.Spe
 	default:
 		results = hooks.PostExec(r.liveInput(rec, c, sp), pf)
 	}
-	return r.judgeLocked(rec, c, phasePoststart, append(canaries, results...), canaryTook+time.Since(start))
+	took := canaryTook + time.Since(start)
+	if err := r.joinMonitorLocked(rec, c, monitor); err != nil {
+		return err
+	}
+	return r.judgeLocked(rec, c, phasePoststart, append(canaries, results...), took)
 }
 
 // initExited says the container's init has exited: the backend says it
