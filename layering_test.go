@@ -38,7 +38,10 @@ var rules = map[string]struct {
 	// relay is the egress relay's decisions and servers: a leaf, run by
 	// the relay process the runtime starts.
 	"relay": {nil, []string{"golang.org/x/net/"}},
-	"hooks": {[]string{"spec", "landlock", "shim"}, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/"}},
+	// hooks/canary is the container's side of the canaries (the messages
+	// and the attempts), which the container's init runs: a leaf.
+	"hooks/canary": {nil, []string{"golang.org/x/sys/"}},
+	"hooks":        {[]string{"spec", "landlock", "shim", "hooks/canary"}, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/"}},
 	// runtime/launch is the one launch-policy evaluator: pure, below the
 	// lifecycle that calls it.
 	"runtime/launch": {[]string{"spec", "hooks", "landlock"}, []string{"github.com/opencontainers/runtime-spec/"}},
@@ -47,17 +50,24 @@ var rules = map[string]struct {
 	"hostpolicy": {[]string{"spec"}, []string{"github.com/opencontainers/runtime-spec/"}},
 	// report renders audit logs: it reads events, it runs nothing.
 	"report":  {[]string{"hooks"}, nil},
-	"runtime": {[]string{"spec", "hooks", "landlock", "runtime/launch", "hostpolicy", "shim"}, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/", "github.com/BurntSushi/toml", "github.com/gowebpki/jcs"}},
+	"runtime": {[]string{"spec", "hooks", "hooks/canary", "landlock", "runtime/launch", "hostpolicy", "shim"}, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/", "github.com/BurntSushi/toml", "github.com/gowebpki/jcs"}},
 	// linux runs the egress relay (relay) in a process it hardens itself:
 	// libseccomp for its filter (with TSYNC, which libcontainer's seccomp
 	// ignores), psx for per-thread state on every thread.
-	"linux":       {[]string{"spec", "hooks", "runtime", "landlock", "shim", "relay"}, []string{"github.com/opencontainers/", "github.com/containerd/console", "github.com/sirupsen/logrus", "golang.org/x/sys/", "github.com/seccomp/libseccomp-golang", "kernel.org/pub/linux/libs/security/libcap/psx"}},
-	"darwin":      {[]string{"spec", "hooks", "runtime"}, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/"}},
-	"windows":     {[]string{"spec", "hooks", "runtime"}, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/"}},
-	"integration": {nil, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/"}},
+	// linux/containerinit is a container's init: libcontainer's and the
+	// pre-exec step, with nothing of the runtime it does not run, so that
+	// the init executable built from it (cmd/vetto-runtime-init) is small.
+	"linux/containerinit": {[]string{"landlock", "shim", "hooks/canary"}, []string{"github.com/opencontainers/runc/", "golang.org/x/sys/"}},
+	// cmd/vetto-runtime-init is that executable's main: the init and
+	// nothing else.
+	"cmd/vetto-runtime-init": {[]string{"linux/containerinit"}, nil},
+	"linux":                  {[]string{"spec", "hooks", "hooks/canary", "runtime", "landlock", "shim", "relay"}, []string{"github.com/opencontainers/", "github.com/containerd/console", "github.com/sirupsen/logrus", "golang.org/x/sys/", "github.com/seccomp/libseccomp-golang", "kernel.org/pub/linux/libs/security/libcap/psx"}},
+	"darwin":                 {[]string{"spec", "hooks", "hooks/canary", "runtime"}, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/"}},
+	"windows":                {[]string{"spec", "hooks", "hooks/canary", "runtime"}, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/"}},
+	"integration":            {nil, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/"}},
 	// platform picks the backend by GOOS and runs the processes the
 	// runtime re-executes itself as (init, shims, relay, probe).
-	"platform": {[]string{"hooks", "runtime", "linux", "darwin", "windows"}, []string{"github.com/sirupsen/logrus"}},
+	"platform": {[]string{"hooks", "hooks/canary", "runtime", "linux", "linux/containerinit", "darwin", "windows"}, []string{"github.com/sirupsen/logrus"}},
 	// cli is the command line: urfave/cli only here; it drives the core
 	// and prints what it returns.
 	"cli": {[]string{"spec", "hooks", "runtime", "runtime/launch", "hostpolicy", "report", "platform"}, []string{"github.com/urfave/cli/v2", "github.com/opencontainers/runtime-spec/", "github.com/sirupsen/logrus"}},
@@ -191,7 +201,7 @@ func checkImport(pkg, imp string, ours, thirdParty []string) string {
 	if !strings.Contains(first, ".") {
 		return "" // standard library
 	}
-	if strings.HasPrefix(imp, "github.com/opencontainers/runc") && pkg != "linux" {
+	if strings.HasPrefix(imp, "github.com/opencontainers/runc") && pkg != "linux" && !strings.HasPrefix(pkg, "linux/") {
 		return "libcontainer is imported only inside linux/"
 	}
 	for _, tp := range thirdParty {
@@ -279,6 +289,10 @@ func exitsAndPanics(fset *token.FileSet, f *ast.File) []string {
 	return found
 }
 
+// mainFiles are the main.go of each binary: the runtime's, and the init
+// executable's (which exits only when run by hand, not as an init).
+var mainFiles = map[string]bool{"main.go": true, "cmd/vetto-runtime-init/main.go": true}
+
 // Only main.go may exit the process, and nothing below main panics: a
 // runtime that dies half-way leaves containers it cannot account for.
 // Tests may (t.Fatal, TestMain).
@@ -286,7 +300,7 @@ func TestNoExitOrPanicBelowMain(t *testing.T) {
 	fset, files := ourGoFiles(t)
 	checked := 0
 	for _, f := range files {
-		if f.test || f.path == "main.go" {
+		if f.test || mainFiles[f.path] {
 			continue
 		}
 		checked++

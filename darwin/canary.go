@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/vetto-dev/vetto-runtime/hooks"
+	"github.com/vetto-dev/vetto-runtime/hooks/canary"
 )
 
 // CanaryPlan is what the probe tries in a darwin sandbox: read each
@@ -32,7 +33,7 @@ type Observation struct {
 	// each masked path: the kernel's word on the live workload.
 	Denied map[string]Answer
 	// HostDigest is the digest of what the host reads at a masked path
-	// (hooks.Digest of its first hooks.MaxCanaryRead bytes).
+	// (canary.Digest of its first canary.MaxRead bytes).
 	HostDigest map[string]string
 }
 
@@ -50,7 +51,7 @@ func JudgeCanaries(cp hooks.CanaryPlan, o Observation) []hooks.Result {
 	ran := o.Common.ProbeErr == ""
 	for _, m := range cp.MaskedRead {
 		r := hooks.Result{Check: "P3/masked-read" + m, Evidence: hooks.HostFact, Expected: "the sandbox denies file-read-data"}
-		var a hooks.ProbeAttempt
+		var a canary.Attempt
 		attempted := false
 		for _, x := range o.Common.Report.Reads {
 			if x.Path == m && ran {

@@ -15,6 +15,7 @@ import (
 	"sync"
 
 	"github.com/vetto-dev/vetto-runtime/hooks"
+	"github.com/vetto-dev/vetto-runtime/hooks/canary"
 )
 
 // readFacts reads, from the host, what the kernel says of pid: its
@@ -65,7 +66,7 @@ func (c *container) canaries() []hooks.Result {
 	}
 	nonce := hex.EncodeToString(b)
 	o.Common.Nonce = nonce
-	cfg := hooks.ProbeConfig{Nonce: nonce, MaskedRead: cp.MaskedRead, WriteOutside: cp.WriteOutside, WriteInside: cp.WriteInside}
+	cfg := canary.Config{Nonce: nonce, MaskedRead: cp.MaskedRead, WriteOutside: cp.WriteOutside, WriteInside: cp.WriteInside}
 
 	lis, err := net.Listen("tcp4", "127.0.0.1:0")
 	var accepted int
@@ -89,13 +90,13 @@ func (c *container) canaries() []hooks.Result {
 	}
 	// The plan goes on the probe's stdin: argv is readable by the
 	// workload beside it, which could forge the canaries with the nonce.
-	in, runErr := hooks.EncodeMessage(cfg)
+	in, runErr := canary.EncodeMessage(cfg)
 	var out []byte
 	if runErr == nil {
-		out, runErr = c.runProbe([]string{c.st.Self, hooks.ProbeArg}, in, hooks.ProbeTimeout)
+		out, runErr = c.runProbe([]string{c.st.Self, canary.ProbeArg}, in, canary.Timeout)
 	}
 	if runErr == nil {
-		runErr = hooks.ReadMessage(bytes.NewReader(out), &o.Common.Report)
+		runErr = canary.ReadMessage(bytes.NewReader(out), &o.Common.Report)
 	}
 	if runErr != nil {
 		o.Common.ProbeErr = runErr.Error()
@@ -108,7 +109,7 @@ func (c *container) canaries() []hooks.Result {
 
 	o.Common.Created = map[string]bool{}
 	for _, dir := range slices.Concat(cp.WriteInside, cp.WriteOutside) {
-		file := hooks.CanaryFile(dir, nonce)
+		file := canary.File(dir, nonce)
 		_, err := os.Lstat(file)
 		switch {
 		case err == nil:
@@ -147,10 +148,10 @@ func hostDigest(p string) (string, bool) {
 	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
 		return "", false
 	}
-	buf := make([]byte, hooks.MaxCanaryRead)
+	buf := make([]byte, canary.MaxRead)
 	n, err := io.ReadFull(f, buf)
 	if n == 0 || err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
 		return "", false
 	}
-	return hooks.Digest(buf[:n]), true
+	return canary.Digest(buf[:n]), true
 }

@@ -25,6 +25,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/vetto-dev/vetto-runtime/hooks"
+	"github.com/vetto-dev/vetto-runtime/hooks/canary"
 	"github.com/vetto-dev/vetto-runtime/runtime"
 )
 
@@ -291,8 +292,8 @@ func (c *container) OCIState() (*specs.State, error) {
 // so end-of-file after the byte means it exec'd (or died). Then the
 // running process is verified from the host; the core judges the verdicts
 // (PostLaunch) and kills the container on a FAIL.
-func (c *container) Start(_ *specs.Spec, canary *hooks.ProbeConfig) (*hooks.ProbeReport, error) {
-	if canary != nil {
+func (c *container) Start(_ *specs.Spec, ask *canary.Config) (*canary.Report, error) {
+	if ask != nil {
 		// The core asks for in-process canaries only where it reads host
 		// facts (Linux); this backend runs its own probe after start.
 		return nil, fmt.Errorf("start %q: this backend has no exec shim to run the canaries in", c.st.ID)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/vetto-dev/vetto-runtime/hooks"
+	"github.com/vetto-dev/vetto-runtime/hooks/canary"
 	"github.com/vetto-dev/vetto-runtime/runtime"
 )
 
@@ -142,15 +143,15 @@ func TestCanaryPlan(t *testing.T) {
 
 func TestJudgeCanaries(t *testing.T) {
 	cp := hooks.CanaryPlan{MaskedRead: []string{"/p/.env"}, WriteInside: []string{"/p"}, WriteOutside: []string{"/usr"}, ConnectMustFail: true}
-	report := hooks.ProbeReport{
-		Reads:   []hooks.ProbeAttempt{{Path: "/p/.env", Err: "operation not permitted"}},
-		Writes:  []hooks.ProbeAttempt{{Path: "/p"}, {Path: "/usr", Err: "operation not permitted"}},
-		Connect: &hooks.ProbeAttempt{Path: "127.0.0.1:1", Err: "operation not permitted"},
+	report := canary.Report{
+		Reads:   []canary.Attempt{{Path: "/p/.env", Err: "operation not permitted"}},
+		Writes:  []canary.Attempt{{Path: "/p"}, {Path: "/usr", Err: "operation not permitted"}},
+		Connect: &canary.Attempt{Path: "127.0.0.1:1", Err: "operation not permitted"},
 	}
 	good := Observation{
 		Common:     hooks.Observation{Nonce: "n", Report: report, Created: map[string]bool{"/p": true, "/usr": false}},
 		Denied:     map[string]Answer{"/p/.env": {Allowed: false}},
-		HostDigest: map[string]string{"/p/.env": hooks.Digest([]byte("SECRET=1"))},
+		HostDigest: map[string]string{"/p/.env": canary.Digest([]byte("SECRET=1"))},
 	}
 	tests := []struct {
 		name  string
@@ -163,7 +164,7 @@ func TestJudgeCanaries(t *testing.T) {
 		{"positive control", func(o Observation) Observation { return o }, "P3/write-inside/p", hooks.Pass},
 		{"no connection", func(o Observation) Observation { return o }, "P3/loopback-connect", hooks.Pass},
 		{"mask read by the probe", func(o Observation) Observation {
-			o.Common.Report.Reads = []hooks.ProbeAttempt{{Path: "/p/.env", Size: 8, SHA256: hooks.Digest([]byte("SECRET=1"))}}
+			o.Common.Report.Reads = []canary.Attempt{{Path: "/p/.env", Size: 8, SHA256: canary.Digest([]byte("SECRET=1"))}}
 			return o
 		}, "P3/masked-read/p/.env", hooks.Fail},
 		{"kernel allows the mask", func(o Observation) Observation { o.Denied["/p/.env"] = Answer{Allowed: true}; return o }, "P3/masked-read/p/.env", hooks.Fail},

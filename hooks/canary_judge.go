@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/vetto-dev/vetto-runtime/hooks/canary"
 )
 
 // CanarySession is one run of the canaries as the host prepares and judges
@@ -16,7 +18,7 @@ import (
 // host's loopback that a process with a network of its own cannot reach.
 type CanarySession struct {
 	Plan    CanaryPlan
-	Request ProbeConfig
+	Request canary.Config
 	lis     net.Listener
 	// failed: the session could not be prepared; Judge says why.
 	failed string
@@ -40,7 +42,7 @@ func NewCanarySession(s *specs.Spec) *CanarySession {
 		cs.failed = "nonce: " + err.Error()
 		return cs
 	}
-	cs.Request = ProbeConfig{Nonce: nonce, MaskedRead: plan.MaskedRead, WriteOutside: plan.WriteOutside, WriteInside: plan.WriteInside}
+	cs.Request = canary.Config{Nonce: nonce, MaskedRead: plan.MaskedRead, WriteOutside: plan.WriteOutside, WriteInside: plan.WriteInside}
 	if plan.ConnectMustFail {
 		// The host's own loopback, in the runtime's network namespace:
 		// from a container with its own network it is unreachable.
@@ -68,7 +70,7 @@ func (cs *CanarySession) Close() {
 // the masked paths, the bytes under them in the rootfs — removes what the
 // attempts left, and judges. report is what the process said; runErr why
 // it said nothing (then no negative check can pass).
-func (cs *CanarySession) Judge(pid int, rootfs string, report ProbeReport, runErr error, f PostFacts) []Result {
+func (cs *CanarySession) Judge(pid int, rootfs string, report canary.Report, runErr error, f PostFacts) []Result {
 	p := cs.Plan
 	if cs.failed != "" {
 		return unavailableAll(p, cs.failed)
@@ -91,7 +93,7 @@ func (cs *CanarySession) Judge(pid int, rootfs string, report ProbeReport, runEr
 	}
 	obs.Created = map[string]bool{}
 	for _, dir := range slices.Concat(p.WriteInside, p.WriteOutside) {
-		file := CanaryFile(dir, nonce)
+		file := canary.File(dir, nonce)
 		ok, err := f.Exists(pid, file)
 		if err != nil {
 			obs.FactErr = append(obs.FactErr, err.Error())
@@ -130,7 +132,7 @@ func (cs *CanarySession) Judge(pid int, rootfs string, report ProbeReport, runEr
 // the host's own facts.
 type Observation struct {
 	Nonce    string
-	Report   ProbeReport
+	Report   canary.Report
 	ProbeErr string // the probe could not run or report
 	// Accepted connections on the host's listener.
 	Accepted    int
@@ -164,7 +166,7 @@ func JudgeCanaries(p CanaryPlan, o Observation) []Result {
 			Found:    "the container has nowhere to write: the write canaries cannot show that a write would have been seen"})
 	}
 	for _, dir := range p.WriteInside {
-		r := Result{Check: "P3/write-inside" + dir, Evidence: HostFact, Expected: "the probe creates " + CanaryFile(dir, "<nonce>")}
+		r := Result{Check: "P3/write-inside" + dir, Evidence: HostFact, Expected: "the probe creates " + canary.File(dir, "<nonce>")}
 		created, known := o.Created[dir]
 		switch {
 		case created:
@@ -176,7 +178,7 @@ func JudgeCanaries(p CanaryPlan, o Observation) []Result {
 			r.Verdict, r.Found = Unavailable, "probe failed: "+o.ProbeErr
 			control = false
 		default:
-			a, _ := o.Report.attempt(o.Report.Writes, dir)
+			a, _ := canary.Find(o.Report.Writes, dir)
 			r.Verdict, r.Evidence, r.Found = Partial, ContainerReport, "not created: "+orNone(a.Err)+" (over-confined, or the probe is blocked; the negative checks prove nothing)"
 			control = false
 		}
@@ -194,9 +196,9 @@ func JudgeCanaries(p CanaryPlan, o Observation) []Result {
 		return r
 	}
 	for _, dir := range p.WriteOutside {
-		r := Result{Check: "P3/write-outside" + dir, Evidence: HostFact, Expected: "no " + CanaryFile(dir, "<nonce>")}
+		r := Result{Check: "P3/write-outside" + dir, Evidence: HostFact, Expected: "no " + canary.File(dir, "<nonce>")}
 		created, known := o.Created[dir]
-		a, attempted := o.Report.attempt(o.Report.Writes, dir)
+		a, attempted := canary.Find(o.Report.Writes, dir)
 		switch {
 		case !known:
 			r.Verdict, r.Found = Unavailable, "host could not look: "+strings.Join(o.FactErr, "; ")
@@ -211,7 +213,7 @@ func JudgeCanaries(p CanaryPlan, o Observation) []Result {
 	}
 	for _, mp := range p.MaskedRead {
 		r := Result{Check: "P3/masked-read" + mp, Evidence: HostFact, Expected: "masked: a /dev/null bind or read-only tmpfs, or absent"}
-		a, attempted := o.Report.attempt(o.Report.Reads, mp)
+		a, attempted := canary.Find(o.Report.Reads, mp)
 		host, hasHost := o.HostDigest[mp]
 		masked, knownMask := o.Masked[mp]
 		present, knownPresent := o.Present[mp]

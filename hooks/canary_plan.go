@@ -16,13 +16,9 @@ import (
 // The canaries are P3 of the post-launch verification (docs/verification.md):
 // attempts made by the container's own process, in the very domain its
 // program will run in, judged from the host. This file is what they
-// try, derived from the spec (canary_plan.go); canary_wire.go is what the
-// host and the process say to each other; canary_run.go the attempts
-// themselves, made in the container; canary_judge.go the host's verdicts.
-
-// canaryPrefix names the files the probe creates; the nonce makes each
-// run's unguessable, so an old or planted file cannot pass for a new one.
-const canaryPrefix = ".vetto-canary-"
+// try, derived from the spec (canary_plan.go); canary_judge.go the host's
+// verdicts. What the host and the process say to each other, and the
+// attempts themselves, made in the container, are hooks/canary.
 
 // CanaryPlan is what the probe will try, derived from the spec alone (a
 // pure function): which masked paths to read, where writing must fail,

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/vetto-dev/vetto-runtime/hooks/canary"
 )
 
 func TestPlanCanaries(t *testing.T) {
@@ -107,15 +109,15 @@ func TestJudgeCanaries(t *testing.T) {
 	plan := CanaryPlan{MaskedRead: []string{"/s"}, WriteInside: []string{"/tmp"}, WriteOutside: []string{"/"}, ConnectMustFail: true}
 	good := func() Observation {
 		return Observation{
-			Report: ProbeReport{
-				Reads:   []ProbeAttempt{{Path: "/s"}},
-				Writes:  []ProbeAttempt{{Path: "/tmp"}, {Path: "/", Err: "read-only file system"}},
-				Connect: &ProbeAttempt{Path: "127.0.0.1:1", Err: "refused"},
+			Report: canary.Report{
+				Reads:   []canary.Attempt{{Path: "/s"}},
+				Writes:  []canary.Attempt{{Path: "/tmp"}, {Path: "/", Err: "read-only file system"}},
+				Connect: &canary.Attempt{Path: "127.0.0.1:1", Err: "refused"},
 			},
 			Created:    map[string]bool{"/tmp": true, "/": false},
 			Masked:     map[string]bool{"/s": true},
 			Present:    map[string]bool{"/s": true},
-			HostDigest: map[string]string{"/s": Digest([]byte("secret"))},
+			HostDigest: map[string]string{"/s": canary.Digest([]byte("secret"))},
 		}
 	}
 	verdicts := func(rs []Result) map[string]Verdict {
@@ -134,7 +136,7 @@ func TestJudgeCanaries(t *testing.T) {
 	}
 	// Nowhere to write: no positive control, so no write canary passes.
 	noRoot := CanaryPlan{WriteOutside: []string{"/"}}
-	o := Observation{Report: ProbeReport{Writes: []ProbeAttempt{{Path: "/", Err: "read-only file system"}}}, Created: map[string]bool{"/": false}}
+	o := Observation{Report: canary.Report{Writes: []canary.Attempt{{Path: "/", Err: "read-only file system"}}}, Created: map[string]bool{"/": false}}
 	if g := verdicts(JudgeCanaries(noRoot, o)); !reflect.DeepEqual(g, map[string]Verdict{"P3/write-inside": Partial, "P3/write-outside/": Partial}) {
 		t.Fatalf("no writable root: %v, want both PARTIAL", g)
 	}
@@ -148,13 +150,13 @@ func TestJudgeCanaries(t *testing.T) {
 		{"host listener accepted", func(o *Observation) { o.Accepted = 1 }, with(all(Pass), "P3/loopback-connect", Fail)},
 		{"mask missing", func(o *Observation) { o.Masked["/s"] = false }, with(all(Pass), "P3/masked-read/s", Fail)},
 		{"secret bytes came back", func(o *Observation) {
-			o.Report.Reads[0] = ProbeAttempt{Path: "/s", Size: 6, SHA256: Digest([]byte("secret"))}
+			o.Report.Reads[0] = canary.Attempt{Path: "/s", Size: 6, SHA256: canary.Digest([]byte("secret"))}
 		}, with(all(Pass), "P3/masked-read/s", Fail)},
 		{"masked path absent", func(o *Observation) { o.Masked["/s"], o.Present["/s"] = false, false }, all(Pass)},
 		{"positive control failed", func(o *Observation) { o.Created["/tmp"] = false }, with(with(all(Partial), "P3/masked-read/s", Pass), "P3/write-outside/", Partial)},
 		{"positive control failed, breach still proven", func(o *Observation) { o.Created["/tmp"], o.Accepted = false, 2 }, with(with(all(Partial), "P3/masked-read/s", Pass), "P3/loopback-connect", Fail)},
 		{"probe did not run", func(o *Observation) {
-			o.ProbeErr, o.Report = "exec failed", ProbeReport{}
+			o.ProbeErr, o.Report = "exec failed", canary.Report{}
 			o.Created["/tmp"] = false
 		}, with(with(all(Unavailable), "P3/masked-read/s", Pass), "P3/masked-read/s", Pass)},
 		{"probe did not report an attempt", func(o *Observation) { o.Report.Connect = nil }, with(all(Pass), "P3/loopback-connect", Partial)},
@@ -221,10 +223,10 @@ func TestReceiptClean(t *testing.T) {
 	}
 }
 
-// The probe, run on the host against a temporary tree, reports what it
-// read, created and reached: the report is what CanarySession.Judge checks its
-// host facts against.
-func TestProbe(t *testing.T) {
+// The probe, run on the host against a temporary tree, reaches the host's
+// listener, and the host's own count of its connections (what
+// CanarySession.Judge checks a connect against) sees it.
+func TestProbeSeenByTheHost(t *testing.T) {
 	dir := t.TempDir()
 	secret := filepath.Join(dir, "secret")
 	if err := os.WriteFile(secret, []byte("token"), 0o600); err != nil {
@@ -236,17 +238,17 @@ func TestProbe(t *testing.T) {
 	}
 	defer l.Close()
 	var in, out bytes.Buffer
-	if err := WriteMessage(&in, ProbeConfig{Nonce: "n1", MaskedRead: []string{secret}, WriteInside: []string{dir}, WriteOutside: []string{filepath.Join(dir, "missing")}, Connect: l.Addr().String()}); err != nil {
+	if err := canary.WriteMessage(&in, canary.Config{Nonce: "n1", MaskedRead: []string{secret}, WriteInside: []string{dir}, WriteOutside: []string{filepath.Join(dir, "missing")}, Connect: l.Addr().String()}); err != nil {
 		t.Fatal(err)
 	}
-	if err := Probe(&in, &out); err != nil {
+	if err := canary.Probe(&in, &out); err != nil {
 		t.Fatal(err)
 	}
-	var rep ProbeReport
-	if err := ReadMessage(&out, &rep); err != nil {
+	var rep canary.Report
+	if err := canary.ReadMessage(&out, &rep); err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Reads) != 1 || rep.Reads[0].SHA256 != Digest([]byte("token")) || rep.Reads[0].Size != 5 {
+	if len(rep.Reads) != 1 || rep.Reads[0].SHA256 != canary.Digest([]byte("token")) || rep.Reads[0].Size != 5 {
 		t.Errorf("reads %+v", rep.Reads)
 	}
 	if data, err := os.ReadFile(filepath.Join(dir, ".vetto-canary-n1")); err != nil || string(data) != "n1" {

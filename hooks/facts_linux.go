@@ -14,6 +14,8 @@ import (
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"golang.org/x/sys/unix"
+
+	"github.com/vetto-dev/vetto-runtime/hooks/canary"
 )
 
 // procNames maps OCI namespace types to their /proc/<pid>/ns entries.
@@ -304,12 +306,12 @@ func fileDigestAt(rfd int, root, path string) (string, int, error) {
 	}
 	f := os.NewFile(uintptr(fd), filepath.Join(root, path))
 	defer f.Close()
-	buf := make([]byte, MaxCanaryRead)
+	buf := make([]byte, canary.MaxRead)
 	n, err := io.ReadFull(f, buf)
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
 		return "", 0, fmt.Errorf("read %s: %w", f.Name(), err)
 	}
-	return Digest(buf[:n]), n, nil
+	return canary.Digest(buf[:n]), n, nil
 }
 
 func (ProcFacts) CgroupProcs(dir string) ([]int, error) {

@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/vetto-dev/vetto-runtime/hooks/canary"
 )
 
 // LookPath is Exists and NullDevice in one look: for every kind of path a
@@ -92,7 +94,7 @@ func TestHeldRootsLookAsProcFacts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	host := Digest(hostPasswd[:min(len(hostPasswd), MaxCanaryRead)])
+	host := canary.Digest(hostPasswd[:min(len(hostPasswd), canary.MaxRead)])
 	for _, p := range []string{"/etc/secret", "/up/etc/passwd", "/etc/passwd-link", "/proc/kcore", "/missing"} {
 		d1, n1, err1 := plain.FileDigest(rootfs, p)
 		d2, n2, err2 := held.FileDigest(rootfs, p)
@@ -103,7 +105,7 @@ func TestHeldRootsLookAsProcFacts(t *testing.T) {
 			t.Errorf("digest %s under the held rootfs is the host's /etc/passwd", p)
 		}
 	}
-	if d, _, err := held.FileDigest(rootfs, "/etc/secret"); err != nil || d != Digest([]byte("the rootfs's bytes")) {
+	if d, _, err := held.FileDigest(rootfs, "/etc/secret"); err != nil || d != canary.Digest([]byte("the rootfs's bytes")) {
 		t.Errorf("digest of the rootfs's own file = %q, %v", d, err)
 	}
 	// Another process's looks and another root's digests are not served

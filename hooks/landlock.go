@@ -68,15 +68,15 @@ func CheckLandlock(in *LandlockLaunch, specArgs []string) []Result {
 
 // CheckPastShim judges, after start, that the process is past the shim:
 // the file it runs (/proc/<pid>/exe, read from the host) is no longer the
-// runtime's clone the init and the shim ran. A process that is already
+// sealed init executable the init and the shim ran. A process that is already
 // gone cannot be judged, nor harm anything: UNAVAILABLE.
 func CheckPastShim(shimExe, nowExe [2]uint64, nowErr error) Result {
-	r := Result{Check: "landlock/past-shim", Expected: fmt.Sprintf("/proc/<pid>/exe not the runtime's clone %d:%d", shimExe[0], shimExe[1])}
+	r := Result{Check: "landlock/past-shim", Expected: fmt.Sprintf("/proc/<pid>/exe not the init's sealed executable %d:%d", shimExe[0], shimExe[1])}
 	switch {
 	case nowErr != nil:
 		r.Verdict, r.Found = Unavailable, "process gone: "+nowErr.Error()
 	case nowExe == shimExe:
-		r.Verdict, r.Found = Fail, "still the runtime's clone"
+		r.Verdict, r.Found = Fail, "still the init's sealed executable"
 	default:
 		r.Verdict, r.Found = Pass, fmt.Sprintf("%d:%d", nowExe[0], nowExe[1])
 	}

@@ -48,7 +48,7 @@ func TestCheckPastShim(t *testing.T) {
 		want Verdict
 	}{
 		{"exec'd the process", [2]uint64{8, 7}, nil, Pass},
-		{"still the runtime's clone", clone, nil, Fail},
+		{"still the init's sealed executable", clone, nil, Fail},
 		{"exited already", [2]uint64{}, errors.New("no such process"), Unavailable},
 	}
 	for _, tt := range tests {

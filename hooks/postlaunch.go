@@ -27,7 +27,7 @@ type PostFacts interface {
 	// NullDevice reports whether path, as pid sees it, is the null
 	// device (a character device 1:3), without opening it.
 	NullDevice(pid int, path string) (bool, error)
-	// FileDigest hashes the first MaxCanaryRead bytes of the regular file
+	// FileDigest hashes the first canary.MaxRead bytes of the regular file
 	// path under root, resolved without leaving root, and returns the
 	// digest and the number of bytes hashed.
 	FileDigest(root, path string) (string, int, error)

@@ -297,7 +297,7 @@ func TestLandlockRefusals(t *testing.T) {
 	}
 }
 
-// The init — the runtime's sealed clone — paused in its pre-exec step
+// The init — a sealed view of the init executable — paused in its pre-exec step
 // (fault injection) before it restricts itself: the moment a process in
 // the container would attack it. A second process there — root, every
 // capability, no seccomp and no Landlock (a fault-injection exec without
@@ -326,9 +326,14 @@ func TestLandlockShimCannotBeAttacked(t *testing.T) {
 		t.Fatalf("create: %v: %s", err, readAll(t, out))
 	}
 	pid := int(e.state(id)["pid"].(float64))
-	// The init runs the runtime's sealed clone, which the shim will run.
+	// The init runs a sealed view of the init executable (the fault
+	// build's, with its faults), as the built runtime's does; the shim
+	// is that process.
 	exe := fmt.Sprintf("/proc/%d/exe", pid)
 	before := fileDigest(t, exe)
+	if before == fileDigest(t, fb) {
+		t.Fatalf("the init runs the runtime's own binary, not its init executable")
+	}
 
 	// The attacker joins the created container first (start holds the
 	// container's lock until the process is past the shim), waits until
@@ -418,6 +423,8 @@ echo DONE`
 	if after := fileDigest(t, exe); after != before {
 		t.Errorf("the shim's executable changed under the attack")
 	}
+	// And the file on the host every later init starts from.
+	installedInit(t, before)
 	started = true
 	if err := start.Wait(); err != nil {
 		t.Fatalf("start: %v: %s", err, readAll(t, startOut))

@@ -32,6 +32,10 @@ var _ runtime.Backend = (*Backend)(nil)
 
 func (*Backend) Name() string { return "linux" }
 
+// UsesBinDir: a build with the init executable embedded keeps it in the
+// runtime's bin directory (initexe_linux.go).
+func (*Backend) UsesBinDir() bool { return embedded.data != "" }
+
 func (*Backend) ParseSignal(s string) (syscall.Signal, error) { return ParseSignal(s) }
 
 // Load opens the container libcontainer keeps in dir/<id>.
@@ -72,6 +76,7 @@ func (b *Backend) Create(req *runtime.CreateRequest) (_ runtime.Container, _ run
 		return nil, nil, err
 	}
 	proc.Init = true
+	proc.InitExecutable = theInitExes.resolve(req.BinDir)
 	proc.LogLevel = strconv.Itoa(int(logrus.GetLevel()))
 	if err := preserveFDs(proc, req.PreserveFDs); err != nil {
 		return nil, nil, err

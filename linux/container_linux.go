@@ -25,6 +25,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/vetto-dev/vetto-runtime/hooks"
+	"github.com/vetto-dev/vetto-runtime/hooks/canary"
 	"github.com/vetto-dev/vetto-runtime/runtime"
 	"github.com/vetto-dev/vetto-runtime/shim"
 )
@@ -202,7 +203,7 @@ const execWaitLimit = 2 * time.Minute
 // And libcontainer's Exec returns when the init wrote the fifo, before
 // execve; returning then would let poststart hooks — which the spec puts
 // after "the user-specified process is executed" — run too early.
-func (c *container) Start(sp *specs.Spec, canary *hooks.ProbeConfig) (*hooks.ProbeReport, error) {
+func (c *container) Start(sp *specs.Spec, ask *canary.Config) (*canary.Report, error) {
 	pid := c.InitPid()
 	before, err := exeID(pid)
 	if err != nil {
@@ -219,7 +220,7 @@ func (c *container) Start(sp *specs.Spec, canary *hooks.ProbeConfig) (*hooks.Pro
 	if err := c.lc.Exec(); err != nil {
 		return nil, mapErr(err)
 	}
-	if canary == nil {
+	if ask == nil {
 		return nil, c.waitExec(pid, before)
 	}
 	conn, err := dialCanary(c.dir)
@@ -228,11 +229,11 @@ func (c *container) Start(sp *specs.Spec, canary *hooks.ProbeConfig) (*hooks.Pro
 	}
 	c.canary = conn
 	_ = conn.SetDeadline(time.Now().Add(canaryExchange))
-	if err := hooks.WriteMessage(conn, canary); err != nil {
+	if err := canary.WriteMessage(conn, ask); err != nil {
 		return nil, fmt.Errorf("start %q: send the canary plan: %w", c.ID(), err)
 	}
-	var rep hooks.ProbeReport
-	if err := hooks.ReadMessage(conn, &rep); err != nil {
+	var rep canary.Report
+	if err := canary.ReadMessage(conn, &rep); err != nil {
 		return nil, fmt.Errorf("start %q: the exec shim's canary report: %w", c.ID(), err)
 	}
 	return &rep, nil
@@ -247,11 +248,11 @@ func (c *container) Proceed(exec bool) error {
 	conn := c.canary
 	c.canary = nil
 	defer conn.Close()
-	verdict := hooks.VerdictAbort
+	verdict := canary.VerdictAbort
 	if exec {
-		verdict = hooks.VerdictExec
+		verdict = canary.VerdictExec
 	}
-	if err := hooks.WriteMessage(conn, verdict); err != nil {
+	if err := canary.WriteMessage(conn, verdict); err != nil {
 		return fmt.Errorf("start %q: send the verdict to the exec shim: %w", c.ID(), err)
 	}
 	if !exec {
@@ -371,6 +372,9 @@ func (c *container) runJoined(proc *specs.Process, args, env []string, stdin []b
 	p.Env = append([]string{}, env...)
 	p.Cwd = "/"
 	p.Init = false
+	// The init executable a create or exec of this process resolved, if
+	// one did; else this binary.
+	p.InitExecutable = theInitExes.resolved()
 	p.LogLevel = strconv.Itoa(int(logrus.GetLevel()))
 	p.Stdin, p.Stdout, p.Stderr = bytes.NewReader(stdin), stdout, stderr
 	if err := c.lc.Run(p); err != nil {

@@ -3,17 +3,14 @@
 package linux
 
 import (
-	"golang.org/x/sys/unix"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/opencontainers/runc/libcontainer"
 	"github.com/opencontainers/runc/libcontainer/configs"
 
-	"github.com/vetto-dev/vetto-runtime/landlock"
 	"github.com/vetto-dev/vetto-runtime/shim"
 )
 
@@ -59,6 +56,9 @@ import (
 //	                                      pre-exec step sleeps <dur> before it
 //	                                      restricts the init, so a test can attack it
 //
+// weaker-ruleset and shim-pause act in the container's init: they are in
+// linux/containerinit (fault_inject_linux.go there).
+//
 // The variable does not start with VETTO_ so that it is not refused as a
 // poisoned environment before the fault can be observed at standard.
 const FaultInjection = true
@@ -103,46 +103,6 @@ func injectFault(config *configs.Config, proc *libcontainer.Process) {
 		proc.Capabilities.Permitted = add(proc.Capabilities.Permitted)
 		proc.Capabilities.Bounding = add(proc.Capabilities.Bounding)
 	}
-}
-
-// shimFault pauses the pre-exec step while the init is still the
-// runtime's sealed clone, unrestricted, with the container's process's
-// fds: the window a process in the container would attack it in. A
-// blocking sleep on the init's one thread, as the step's own waits are.
-func shimFault(env []string) {
-	if d, ok := strings.CutPrefix(processFault(env), "shim-pause:"); ok {
-		if pause, err := time.ParseDuration(d); err == nil {
-			ts := unix.NsecToTimespec(pause.Nanoseconds())
-			for unix.Nanosleep(&ts, &ts) == unix.EINTR {
-			}
-		}
-	}
-}
-
-// shimRuleset is the ruleset the pre-exec step restricts the init with: with
-// weaker-ruleset, the plan's plus every right on /.
-func shimRuleset(rs string, env []string) string {
-	if processFault(env) != "weaker-ruleset" {
-		return rs
-	}
-	r, err := landlock.Parse(rs)
-	if err != nil {
-		return rs
-	}
-	r.Rules.PathBeneath = append(r.Rules.PathBeneath, landlock.PathBeneath{AllowedAccess: r.Ruleset.AccessFS, Paths: []string{"/"}})
-	return r.Encode()
-}
-
-// processFault is TESTONLY_VETTO_FAULT in the process's environment (the
-// init's own environment is libcontainer's, not the process's).
-func processFault(env []string) string {
-	v := ""
-	for _, kv := range env {
-		if rest, ok := strings.CutPrefix(kv, "TESTONLY_VETTO_FAULT="); ok {
-			v = rest
-		}
-	}
-	return v
 }
 
 // execUnconfined makes exec skip the Landlock shim.

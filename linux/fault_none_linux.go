@@ -13,10 +13,6 @@ const FaultInjection = false
 
 func injectFault(*configs.Config, *libcontainer.Process) {}
 
-func shimFault([]string) {}
-
 func execUnconfined() bool { return false }
-
-func shimRuleset(rs string, _ []string) string { return rs }
 
 func faultUsernsMaps() bool { return false }

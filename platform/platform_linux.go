@@ -7,16 +7,14 @@ import (
 
 	"github.com/vetto-dev/vetto-runtime/hooks"
 	"github.com/vetto-dev/vetto-runtime/linux"
+	"github.com/vetto-dev/vetto-runtime/linux/containerinit"
 	"github.com/vetto-dev/vetto-runtime/runtime"
 )
 
 // InitIfRequested turns this process into a container's init when
-// libcontainer re-executes us as "vetto-runtime init"; it does not return.
-func InitIfRequested() {
-	if len(os.Args) > 1 && os.Args[1] == linux.InitArg {
-		linux.Init()
-	}
-}
+// libcontainer executes this binary as "vetto-runtime init" (a build with
+// no init executable embedded, linux/initexe_linux.go); it does not return.
+func InitIfRequested() { containerinit.IfRequested(os.Args) }
 
 // shimIfRequested runs what the runtime re-executes itself as, other than
 // a container's init (whose pre-exec step runs inside linux.Init): the

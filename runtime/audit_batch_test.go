@@ -13,6 +13,7 @@ import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/vetto-dev/vetto-runtime/hooks"
+	"github.com/vetto-dev/vetto-runtime/hooks/canary"
 )
 
 // A command's events go out together: nothing before the lock is let go
@@ -139,7 +140,7 @@ func TestRunLaunchDurableBeforeTheProgram(t *testing.T) {
 				s.Linux.MaskedPaths = []string{"/proc/kcore"}
 			})}, Detach: true}
 			if tc.canary {
-				b.canary = func(hooks.ProbeConfig) (hooks.ProbeReport, error) { return hooks.ProbeReport{}, nil }
+				b.canary = func(canary.Config) (canary.Report, error) { return canary.Report{}, nil }
 			}
 			_, err = r.Run(opts)
 			rec, _ := r.Store.readRecord("c1")

@@ -7,6 +7,7 @@ import (
 	"github.com/opencontainers/runtime-spec/specs-go/features"
 
 	"github.com/vetto-dev/vetto-runtime/hooks"
+	"github.com/vetto-dev/vetto-runtime/hooks/canary"
 	"github.com/vetto-dev/vetto-runtime/runtime/launch"
 	"github.com/vetto-dev/vetto-runtime/shim"
 )
@@ -121,6 +122,10 @@ type CreateRequest struct {
 
 	ConsoleSocket string // unix socket to send the pty master to
 	PreserveFDs   int    // pass fds 3..3+n-1 to the container
+	// BinDir is a directory private to the runtime's user that outlives
+	// containers (bin/ of the evidence directory), for a BinDirBackend's
+	// own executables; "" where there is none.
+	BinDir string
 	// Landlock is the ruleset (dev.vetto.landlock form) the process must
 	// run under, as the plan decided it; empty for none. The init
 	// restricts itself with it in its pre-exec step.
@@ -159,7 +164,7 @@ type Container interface {
 	// attempts canary asks for in the process's own domain and Start
 	// returns its report while the shim waits: the caller judges, then
 	// calls Proceed. A failing hook fails Start before the process runs.
-	Start(sp *specs.Spec, canary *hooks.ProbeConfig) (*hooks.ProbeReport, error)
+	Start(sp *specs.Spec, ask *canary.Config) (*canary.Report, error)
 	// Proceed answers a shim waiting after its canaries: exec the user
 	// process (and return once it has), or exit without running it. Without
 	// canaries it does nothing.
@@ -209,6 +214,17 @@ type ExecRequest struct {
 	// the exec'd process gets the same restriction as the container's, in
 	// its init's pre-exec step.
 	Landlock string
+	// BinDir is CreateRequest's.
+	BinDir string
+}
+
+// BinDirBackend is a backend that keeps executables of its own in a
+// directory private to the runtime's user (Linux: the init executable its
+// containers' inits start as). The core makes the directory, bin/ of the
+// evidence directory, checked as the evidence is, and names it in
+// CreateRequest and ExecRequest.
+type BinDirBackend interface {
+	UsesBinDir() bool
 }
 
 // ShimContainer is implemented by containers whose process runs a

@@ -184,6 +184,7 @@ func (r *Runtime) create(opts CreateOptions) (_ *created, retErr error) {
 		Spec:          plan.frozen.spec,
 		ConsoleSocket: opts.ConsoleSocket,
 		PreserveFDs:   opts.PreserveFDs,
+		BinDir:        r.binDir(),
 		Landlock:      d.Landlock,
 		Canary:        cr.rec.Canary,
 		NoPivot:       opts.NoPivot,
@@ -243,6 +244,21 @@ func (r *Runtime) create(opts CreateOptions) (_ *created, retErr error) {
 	}
 	r.Launchf("%s", cr.rec.LaunchLine)
 	return cr, nil
+}
+
+// binDir is the directory a BinDirBackend keeps its executables in: bin/
+// of the evidence directory, made and checked as the evidence is; "" for
+// other backends, or if it cannot be made (the backend then does without:
+// Linux starts inits from this binary).
+func (r *Runtime) binDir() string {
+	if b, ok := r.Backend.(BinDirBackend); !ok || !b.UsesBinDir() || r.Store.Evidence.Dir == "" {
+		return ""
+	}
+	dir, err := r.Store.Evidence.ensure("bin")
+	if err != nil {
+		return ""
+	}
+	return dir
 }
 
 // DryRun compiles and checks a create (or run) and returns its plan's

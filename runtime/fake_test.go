@@ -13,6 +13,7 @@ import (
 	"github.com/opencontainers/runtime-spec/specs-go/features"
 
 	"github.com/vetto-dev/vetto-runtime/hooks"
+	"github.com/vetto-dev/vetto-runtime/hooks/canary"
 )
 
 type nsID = hooks.NamespaceID
@@ -28,7 +29,7 @@ type fakeBackend struct {
 	teardownLeft []int
 	// canary answers the canaries a container with Canary asks for at
 	// start; proceeded records the verdicts Proceed was given.
-	canary    func(hooks.ProbeConfig) (hooks.ProbeReport, error)
+	canary    func(canary.Config) (canary.Report, error)
 	proceeded []bool
 	// execs, when set, is called at the moment the container's program
 	// would exec: Start without canaries, Proceed(true) with them.
@@ -268,7 +269,7 @@ func (c *fakeContainer) Teardown() (*hooks.Receipt, error) {
 
 // Start lets the fake run; with canaries it answers with the backend's
 // canary func.
-func (c *fakeContainer) Start(_ *specs.Spec, ask *hooks.ProbeConfig) (*hooks.ProbeReport, error) {
+func (c *fakeContainer) Start(_ *specs.Spec, ask *canary.Config) (*canary.Report, error) {
 	c.status = StatusRunning
 	if ask == nil {
 		if c.b.execs != nil {

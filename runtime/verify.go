@@ -10,6 +10,7 @@ import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/vetto-dev/vetto-runtime/hooks"
+	"github.com/vetto-dev/vetto-runtime/hooks/canary"
 	"github.com/vetto-dev/vetto-runtime/runtime/launch"
 )
 
@@ -74,7 +75,7 @@ func (r *Runtime) wantsCanaries(unverified bool, sp *specs.Spec) bool {
 // judged with the post-exec checks.
 func (r *Runtime) startWithCanaries(rec *Record, c Container, sp *specs.Spec) ([]hooks.Result, time.Duration, error) {
 	var session *hooks.CanarySession
-	var ask *hooks.ProbeConfig
+	var ask *canary.Config
 	if rec.Canary {
 		session = hooks.NewCanarySession(sp)
 		defer session.Close()

@@ -25,6 +25,7 @@ import (
 	"golang.org/x/sys/windows"
 
 	"github.com/vetto-dev/vetto-runtime/hooks"
+	"github.com/vetto-dev/vetto-runtime/hooks/canary"
 	"github.com/vetto-dev/vetto-runtime/runtime"
 )
 
@@ -274,8 +275,8 @@ func (c *container) OCIState() (*specs.State, error) {
 // running process from the host (its job, its token) and runs the
 // canaries in the job. It only reports: the core judges the verdicts
 // (PostLaunch) as it judges Linux's, and kills the container on a FAIL.
-func (c *container) Start(_ *specs.Spec, canary *hooks.ProbeConfig) (*hooks.ProbeReport, error) {
-	if canary != nil {
+func (c *container) Start(_ *specs.Spec, ask *canary.Config) (*canary.Report, error) {
+	if ask != nil {
 		// The core asks for in-process canaries only where it reads host
 		// facts (Linux); this backend runs its own probe after start.
 		return nil, fmt.Errorf("start %q: this backend has no exec shim to run the canaries in", c.st.ID)
@@ -389,7 +390,7 @@ func (c *container) canaries() []hooks.Result {
 	}
 	nonce := randomHex(16)
 	o := Observation{Common: hooks.Observation{Nonce: nonce}}
-	cfg := hooks.ProbeConfig{Nonce: nonce, MaskedRead: cp.MaskedRead, WriteOutside: cp.WriteOutside, WriteInside: cp.WriteInside}
+	cfg := canary.Config{Nonce: nonce, MaskedRead: cp.MaskedRead, WriteOutside: cp.WriteOutside, WriteInside: cp.WriteInside}
 	lis, err := net.Listen("tcp4", "127.0.0.1:0")
 	accepted := make(chan int, 1)
 	if err != nil {
@@ -412,13 +413,13 @@ func (c *container) canaries() []hooks.Result {
 	// The plan goes on the probe's stdin: a command line is readable by
 	// the workload beside it, which could forge the canaries with the
 	// nonce.
-	in, runErr := hooks.EncodeMessage(cfg)
+	in, runErr := canary.EncodeMessage(cfg)
 	var out []byte
 	if runErr == nil {
-		out, runErr = c.runProbe([]string{c.st.Self, hooks.ProbeArg}, in, hooks.ProbeTimeout)
+		out, runErr = c.runProbe([]string{c.st.Self, canary.ProbeArg}, in, canary.Timeout)
 	}
 	if runErr == nil {
-		runErr = hooks.ReadMessage(bytes.NewReader(out), &o.Common.Report)
+		runErr = canary.ReadMessage(bytes.NewReader(out), &o.Common.Report)
 	}
 	if runErr != nil {
 		o.Common.ProbeErr = runErr.Error()
@@ -429,7 +430,7 @@ func (c *container) canaries() []hooks.Result {
 	}
 	o.Common.Created = map[string]bool{}
 	for _, dir := range slices.Concat(cp.WriteInside, cp.WriteOutside) {
-		file := filepath.Join(dir, filepath.Base(hooks.CanaryFile("/", nonce)))
+		file := filepath.Join(dir, filepath.Base(canary.File("/", nonce)))
 		_, err := os.Lstat(file)
 		switch {
 		case err == nil:
@@ -470,12 +471,12 @@ func hostDigest(p string) (string, bool) {
 	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
 		return "", false
 	}
-	buf := make([]byte, hooks.MaxCanaryRead)
+	buf := make([]byte, canary.MaxRead)
 	n, err := io.ReadFull(f, buf)
 	if n == 0 || err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
 		return "", false
 	}
-	return hooks.Digest(buf[:n]), true
+	return canary.Digest(buf[:n]), true
 }
 
 func unsupported(op, id, why string) error {

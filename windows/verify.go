@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/vetto-dev/vetto-runtime/hooks"
+	"github.com/vetto-dev/vetto-runtime/hooks/canary"
 	"github.com/vetto-dev/vetto-runtime/runtime"
 )
 
@@ -112,7 +113,7 @@ type Observation struct {
 	// the AppContainer's SID (a host fact about the object); Err when it
 	// could not be read.
 	DenyACE map[string]Answer
-	// HostDigest is the digest of the first hooks.MaxCanaryRead bytes the
+	// HostDigest is the digest of the first canary.MaxRead bytes the
 	// host reads at a masked path.
 	HostDigest map[string]string
 }
@@ -135,7 +136,7 @@ func JudgeCanaries(cp hooks.CanaryPlan, o Observation) []hooks.Result {
 	ran := o.Common.ProbeErr == ""
 	for _, m := range cp.MaskedRead {
 		r := hooks.Result{Check: "P3/masked-read" + m, Evidence: hooks.HostFact, Expected: "a deny entry for the AppContainer on the object"}
-		var a hooks.ProbeAttempt
+		var a canary.Attempt
 		attempted := false
 		for _, x := range o.Common.Report.Reads {
 			if samePath(x.Path, m) && ran {

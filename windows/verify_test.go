@@ -8,6 +8,7 @@ import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/vetto-dev/vetto-runtime/hooks"
+	"github.com/vetto-dev/vetto-runtime/hooks/canary"
 	"github.com/vetto-dev/vetto-runtime/runtime"
 )
 
@@ -113,13 +114,13 @@ func TestCanaryPlanAndJudge(t *testing.T) {
 	cp = hooks.CanaryPlan{MaskedRead: []string{`C:\p\.env`}, WriteInside: []string{`C:\p`}, WriteOutside: []string{`C:\tools`}, ConnectMustFail: true}
 	good := func() Observation {
 		return Observation{
-			Common: hooks.Observation{Report: hooks.ProbeReport{
-				Reads:   []hooks.ProbeAttempt{{Path: `C:\p\.env`, Err: "Access is denied."}},
-				Writes:  []hooks.ProbeAttempt{{Path: `C:\p`}, {Path: `C:\tools`, Err: "Access is denied."}},
-				Connect: &hooks.ProbeAttempt{Err: "refused"},
+			Common: hooks.Observation{Report: canary.Report{
+				Reads:   []canary.Attempt{{Path: `C:\p\.env`, Err: "Access is denied."}},
+				Writes:  []canary.Attempt{{Path: `C:\p`}, {Path: `C:\tools`, Err: "Access is denied."}},
+				Connect: &canary.Attempt{Err: "refused"},
 			}, Created: map[string]bool{`C:\p`: true, `C:\tools`: false}},
 			DenyACE:    map[string]Answer{`C:\p\.env`: {Denied: true}},
-			HostDigest: map[string]string{`C:\p\.env`: hooks.Digest([]byte("K=1"))},
+			HostDigest: map[string]string{`C:\p\.env`: canary.Digest([]byte("K=1"))},
 		}
 	}
 	tests := []struct {
@@ -131,7 +132,7 @@ func TestCanaryPlanAndJudge(t *testing.T) {
 		{"deny entry", func(o Observation) Observation { return o }, `P3/masked-readC:\p\.env`, hooks.Pass},
 		{"no deny entry", func(o Observation) Observation { o.DenyACE[`C:\p\.env`] = Answer{}; return o }, `P3/masked-readC:\p\.env`, hooks.Fail},
 		{"read the secret", func(o Observation) Observation {
-			o.Common.Report.Reads = []hooks.ProbeAttempt{{Path: `c:\P\.env`, Size: 3, SHA256: hooks.Digest([]byte("K=1"))}}
+			o.Common.Report.Reads = []canary.Attempt{{Path: `c:\P\.env`, Size: 3, SHA256: canary.Digest([]byte("K=1"))}}
 			return o
 		}, `P3/masked-readC:\p\.env`, hooks.Fail},
 		{"entry unreadable", func(o Observation) Observation { o.DenyACE[`C:\p\.env`] = Answer{Err: "x"}; return o }, `P3/masked-readC:\p\.env`, hooks.Partial},

@@ -509,7 +509,17 @@ func (c *Container) newParentProcess(p *Process) (parentProcess, error) {
 		exePath string
 		safeExe *os.File
 	)
-	if exeseal.IsSelfExeCloned() {
+	if p.InitExecutable != "" {
+		// vetto: the init starts as the given executable, sealed as
+		// /proc/self/exe would be.
+		var err error
+		safeExe, err = exeseal.CloneExe(p.InitExecutable, c.stateDir)
+		if err != nil {
+			return nil, fmt.Errorf("unable to create safe clone of %s for runc init: %w", p.InitExecutable, err)
+		}
+		exePath = "/proc/self/fd/" + strconv.Itoa(int(safeExe.Fd()))
+		p.clonedExes = append(p.clonedExes, safeExe)
+	} else if exeseal.IsSelfExeCloned() {
 		// /proc/self/exe is already a cloned binary -- no need to do anything
 		logrus.Debug("skipping binary cloning -- /proc/self/exe is already cloned!")
 		// We don't need to use /proc/thread-self here because the exe mm of a

@@ -32,6 +32,14 @@ type Process struct {
 	// environment of the process.
 	PreExec []byte
 
+	// InitExecutable (vetto) is the file the process's init starts as,
+	// run "<file> init" and sealed as /proc/self/exe is (exeseal.CloneExe:
+	// a read-only overlayfs view of it, else a sealed memfd copy), so the
+	// container can no more write it than it can the runtime's binary
+	// (CVE-2019-5736). Its package init must call Init for "init". Empty
+	// starts the init from /proc/self/exe, as upstream does.
+	InitExecutable string
+
 	// FinalRlimits (vetto) are set just before execve, after everything
 	// the init does (the PreExec step included): limits under which the
 	// init's Go code could not run, such as a small RLIMIT_AS.

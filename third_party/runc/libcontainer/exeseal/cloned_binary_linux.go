@@ -249,6 +249,30 @@ func CloneSelfExe(tmpDir string) (*os.File, error) {
 	return CloneBinary(selfExe, size, "/proc/self/exe", tmpDir)
 }
 
+// CloneExe (vetto) is CloneSelfExe for the executable at path: a sealed
+// read-only overlayfs view of it where one can be made, else a sealed
+// memfd copy. path must name the file itself, not a symlink to it.
+func CloneExe(path, tmpDir string) (*os.File, error) {
+	overlayFile, err := sealedOverlayfs(path, tmpDir)
+	if err == nil {
+		logrus.Debugf("runc exeseal: using overlayfs for sealed %s", path)
+		return overlayFile, nil
+	}
+	logrus.WithError(err).Debugf("could not use overlayfs for %s sealing -- falling back to making a temporary copy", path)
+
+	exe, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("opening %s: %w", path, err)
+	}
+	defer exe.Close()
+
+	stat, err := exe.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("checking %s size: %w", path, err)
+	}
+	return CloneBinary(exe, stat.Size(), path, tmpDir)
+}
+
 // IsSelfExeCloned returns whether /proc/self/exe is a cloned binary that can
 // be guaranteed to be safe. This means that it must be a sealed memfd. Other
 // types of clones cannot be completely verified as safe.

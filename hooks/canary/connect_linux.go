@@ -1,4 +1,4 @@
-package hooks
+package canary
 
 import (
 	"errors"
@@ -10,7 +10,7 @@ import (
 )
 
 // connectOnce makes one TCP connection to addr (an IPv4 address and port)
-// and closes it, within probeDialTimeout. It uses blocking system calls
+// and closes it, within dialTimeout. It uses blocking system calls
 // bounded by poll(2) on the calling thread, not the Go netpoller: in a
 // container's init (the pre-exec step) there is one locked thread, and a
 // parked goroutine would need another to wake it.
@@ -32,7 +32,7 @@ func connectOnce(addr string) error {
 	if !errors.Is(err, unix.EINPROGRESS) {
 		return fmt.Errorf("connect %s: %w", addr, err)
 	}
-	deadline := time.Now().Add(probeDialTimeout)
+	deadline := time.Now().Add(dialTimeout)
 	for {
 		left := time.Until(deadline)
 		if left <= 0 {

@@ -1,4 +1,4 @@
-package hooks
+package canary
 
 import (
 	"errors"
@@ -9,29 +9,30 @@ import (
 )
 
 // ProbeArg is the argument with which a backend that cannot run the
-// canaries in the container's own process (darwin, windows: no exec shim)
-// runs the runtime itself, sandboxed as the container is, as a probe: main
-// dispatches it before the CLI. The probe reads its ProbeConfig from stdin.
+// canaries in the container's own process (darwin, windows: no pre-exec
+// step) runs the runtime itself, sandboxed as the container is, as a
+// probe: main dispatches it before the CLI. The probe reads its Config
+// from stdin.
 const ProbeArg = "probe"
 
-// Attempt makes the canaries' attempts on the calling thread, which must
-// be in the domain being judged (the exec shim, restricted exactly as the
-// program it is about to exec will be), and reports each outcome. The
+// Try makes the canaries' attempts on the calling thread, which must be in
+// the domain being judged (the init's pre-exec step, restricted exactly as
+// the program it is about to exec will be), and reports each outcome. The
 // report is the process's word; the host judges from its own facts
-// (CanarySession.Judge).
-func Attempt(cfg ProbeConfig) ProbeReport {
-	var rep ProbeReport
+// (hooks.CanarySession.Judge).
+func Try(cfg Config) Report {
+	var rep Report
 	for _, p := range cfg.MaskedRead {
-		rep.Reads = append(rep.Reads, probeRead(p))
+		rep.Reads = append(rep.Reads, tryRead(p))
 	}
 	for _, dir := range cfg.WriteInside {
-		rep.Writes = append(rep.Writes, probeWrite(dir, cfg.Nonce))
+		rep.Writes = append(rep.Writes, tryWrite(dir, cfg.Nonce))
 	}
 	for _, dir := range cfg.WriteOutside {
-		rep.Writes = append(rep.Writes, probeWrite(dir, cfg.Nonce))
+		rep.Writes = append(rep.Writes, tryWrite(dir, cfg.Nonce))
 	}
 	if cfg.Connect != "" {
-		a := ProbeAttempt{Path: cfg.Connect}
+		a := Attempt{Path: cfg.Connect}
 		if err := connectOnce(cfg.Connect); err != nil {
 			a.Err = err.Error()
 		}
@@ -44,23 +45,23 @@ func Attempt(cfg ProbeConfig) ProbeReport {
 // message), makes the attempts on its one locked thread and writes the
 // report to out.
 func Probe(in io.Reader, out io.Writer) error {
-	var cfg ProbeConfig
+	var cfg Config
 	if err := ReadMessage(in, &cfg); err != nil {
 		return fmt.Errorf("probe config: %w", err)
 	}
 	goruntime.LockOSThread()
-	return WriteMessage(out, Attempt(cfg))
+	return WriteMessage(out, Try(cfg))
 }
 
-func probeRead(p string) ProbeAttempt {
-	a := ProbeAttempt{Path: p}
+func tryRead(p string) Attempt {
+	a := Attempt{Path: p}
 	f, err := os.Open(p)
 	if err != nil {
 		a.Err = err.Error()
 		return a
 	}
 	defer f.Close()
-	buf := make([]byte, MaxCanaryRead)
+	buf := make([]byte, MaxRead)
 	n, err := io.ReadFull(f, buf)
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
 		a.Err = err.Error()
@@ -72,10 +73,10 @@ func probeRead(p string) ProbeAttempt {
 	return a
 }
 
-func probeWrite(dir, nonce string) ProbeAttempt {
-	a := ProbeAttempt{Path: dir}
-	// O_EXCL: the probe proves it can create, not that a file was there.
-	f, err := os.OpenFile(CanaryFile(dir, nonce), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+func tryWrite(dir, nonce string) Attempt {
+	a := Attempt{Path: dir}
+	// O_EXCL: the process proves it can create, not that a file was there.
+	f, err := os.OpenFile(File(dir, nonce), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		a.Err = err.Error()
 		return a

@@ -1,4 +1,14 @@
-package hooks
+// Package canary is the container's side of the canaries (P3 of the
+// post-launch verification, docs/verification.md): the messages the host
+// and the container's process say to each other, and the attempts that
+// process makes in the domain its program will run in. The host's side —
+// the plan derived from the spec, the session and the verdicts — is in
+// hooks/.
+//
+// It is apart from hooks/ because the container's init imports it (the
+// pre-exec step, linux/containerinit): a leaf with no policy, spec or TOML
+// code, so that the init executable stays small and starts quickly.
+package canary
 
 import (
 	"crypto/sha256"
@@ -11,23 +21,27 @@ import (
 	"time"
 )
 
-// MaxCanaryRead bounds what the probe reads of a masked path (and what the
+// MaxRead bounds what the process reads of a masked path (and what the
 // host hashes of the file under it): enough to recognise the content,
 // never a whole /proc/kcore.
-const MaxCanaryRead = 4096
+const MaxRead = 4096
 
-// ProbeTimeout bounds the canaries: the attempts, and a probe process
-// where one runs them (darwin, windows). Each connect attempt gives up
-// sooner (probeDialTimeout), so a run that reaches this was stuck.
-const ProbeTimeout = 10 * time.Second
+// Timeout bounds the canaries: the attempts, and a probe process where one
+// runs them (darwin, windows). Each connect attempt gives up sooner
+// (dialTimeout), so a run that reaches this was stuck.
+const Timeout = 10 * time.Second
 
-const probeDialTimeout = 500 * time.Millisecond
+const dialTimeout = 500 * time.Millisecond
 
-// ProbeConfig is what the host asks the canaries to try, with the nonce
-// and the address it prepared. It reaches the process on an inherited
-// socket (the exec shim's) or on stdin (a probe process): never in argv or
+// FilePrefix names the files the process creates; the nonce makes each
+// run's unguessable, so an old or planted file cannot pass for a new one.
+const FilePrefix = ".vetto-canary-"
+
+// Config is what the host asks the canaries to try, with the nonce and the
+// address it prepared. It reaches the process on an inherited socket (the
+// init's pre-exec step) or on stdin (a probe process): never in argv or
 // the environment, which the workload can read.
-type ProbeConfig struct {
+type Config struct {
 	Nonce        string   `json:"nonce"`
 	MaskedRead   []string `json:"maskedRead,omitempty"`
 	WriteOutside []string `json:"writeOutside,omitempty"`
@@ -35,18 +49,17 @@ type ProbeConfig struct {
 	Connect      string   `json:"connect,omitempty"`
 }
 
-// ProbeReport is what the probe says it saw. It is the container's word:
-// the verdicts use it only to know an attempt was made and, for a masked
-// read, which bytes came back — which the host compares with the file it
-// holds.
-type ProbeReport struct {
-	Reads   []ProbeAttempt `json:"reads,omitempty"`
-	Writes  []ProbeAttempt `json:"writes,omitempty"`
-	Connect *ProbeAttempt  `json:"connect,omitempty"`
+// Report is what the process says it saw. It is the container's word: the
+// verdicts use it only to know an attempt was made and, for a masked read,
+// which bytes came back — which the host compares with the file it holds.
+type Report struct {
+	Reads   []Attempt `json:"reads,omitempty"`
+	Writes  []Attempt `json:"writes,omitempty"`
+	Connect *Attempt  `json:"connect,omitempty"`
 }
 
-// ProbeAttempt is one operation the probe tried.
-type ProbeAttempt struct {
+// Attempt is one operation the process tried.
+type Attempt struct {
 	Path string `json:"path"`
 	Err  string `json:"err,omitempty"`
 	// Size and SHA256 describe what a read returned.
@@ -54,19 +67,20 @@ type ProbeAttempt struct {
 	SHA256 string `json:"sha256,omitempty"`
 }
 
-func (r ProbeReport) attempt(list []ProbeAttempt, p string) (ProbeAttempt, bool) {
+// Find is the attempt on p in list, and whether there is one.
+func Find(list []Attempt, p string) (Attempt, bool) {
 	for _, a := range list {
 		if a.Path == p {
 			return a, true
 		}
 	}
-	return ProbeAttempt{}, false
+	return Attempt{}, false
 }
 
-// CanaryFile is the container path the probe creates under dir.
-func CanaryFile(dir, nonce string) string { return path.Join(dir, canaryPrefix+nonce) }
+// File is the container path the process creates under dir.
+func File(dir, nonce string) string { return path.Join(dir, FilePrefix+nonce) }
 
-// Digest is how the probe and the host fingerprint what they read.
+// Digest is how the process and the host fingerprint what they read.
 func Digest(b []byte) string {
 	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:])
@@ -79,7 +93,7 @@ const maxMessage = 64 << 10
 
 // The host's answer once it has judged the report.
 const (
-	// VerdictExec lets the shim exec the program.
+	// VerdictExec lets the init exec the program.
 	VerdictExec = "exec"
 	// VerdictAbort makes it exit without running it.
 	VerdictAbort = "abort"

@@ -1,4 +1,4 @@
-package linux
+package containerinit
 
 import (
 	"errors"
@@ -9,7 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/vetto-dev/vetto-runtime/hooks"
+	"github.com/vetto-dev/vetto-runtime/hooks/canary"
 	"github.com/vetto-dev/vetto-runtime/landlock"
 	"github.com/vetto-dev/vetto-runtime/shim"
 )
@@ -27,7 +27,7 @@ const canaryWait = 30 * time.Second
 // as its last step before it execs the process (libcontainer.PreExecHook):
 // the init is the container's process — pid, user, capabilities,
 // no_new_privs, seccomp filter, cwd, stdio as the process gets them — and
-// still the runtime's sealed clone, on its one locked thread (libcontainer
+// still the sealed init executable, on its one locked thread (libcontainer
 // runs the init with GOMAXPROCS 1 and the main thread locked). In order:
 //
 //  1. make the process non-dumpable, so no process of the same uid can
@@ -64,7 +64,7 @@ func preExec(data []byte, env []string) (keep int, err error) {
 	}
 	if !cfg.Dumpable {
 		// Undone by execve for a program the uid may read; the init is
-		// the runtime's clone, and nothing of the container may touch
+		// the sealed init executable, and nothing of the container may touch
 		// it. (Rootless, the host's own user must read it for the
 		// canaries, and exec before start is refused instead.)
 		_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
@@ -124,19 +124,19 @@ func shimCanaries(fd int) (conn int, err error) {
 		}
 	}()
 	c := &fdConn{fd: cfd, deadline: deadline}
-	var plan hooks.ProbeConfig
-	if err := hooks.ReadMessage(c, &plan); err != nil {
+	var plan canary.Config
+	if err := canary.ReadMessage(c, &plan); err != nil {
 		return -1, err
 	}
-	if err := hooks.WriteMessage(c, hooks.Attempt(plan)); err != nil {
+	if err := canary.WriteMessage(c, canary.Try(plan)); err != nil {
 		return -1, fmt.Errorf("report to the host: %w", err)
 	}
 	c.deadline = time.Now().Add(canaryWait)
 	var verdict string
-	if err := hooks.ReadMessage(c, &verdict); err != nil {
+	if err := canary.ReadMessage(c, &verdict); err != nil {
 		return -1, fmt.Errorf("no verdict from the host: %w", err)
 	}
-	if verdict != hooks.VerdictExec {
+	if verdict != canary.VerdictExec {
 		return -1, errors.New("the host's verification of this container failed")
 	}
 	return cfd, nil

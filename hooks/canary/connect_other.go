@@ -1,13 +1,13 @@
 //go:build !linux
 
-package hooks
+package canary
 
 import "net"
 
 // connectOnce makes one TCP connection to addr and closes it, within
-// probeDialTimeout.
+// dialTimeout.
 func connectOnce(addr string) error {
-	conn, err := net.DialTimeout("tcp4", addr, probeDialTimeout)
+	conn, err := net.DialTimeout("tcp4", addr, dialTimeout)
 	if err != nil {
 		return err
 	}
