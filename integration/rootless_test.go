@@ -4,6 +4,7 @@ package integration
 
 import (
 	"bufio"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -17,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // The rootless suite: a normal user runs vetto-runtime, without root and
@@ -774,4 +777,46 @@ func tunForUsers(t *testing.T) {
 		t.Fatalf("chmod %s for the rootless user: %v", tun, err)
 	}
 	t.Cleanup(func() { _ = os.Chmod(tun, fi.Mode().Perm()) })
+}
+
+// A rootless runtime starts its containers' inits from the init executable
+// too, written into the user's own evidence directory (~/.local/state/
+// vetto-runtime/bin) as the user's: from a sealed memfd copy of it
+// (overlayfs needs root), which no process of the user's can write, and
+// the installed file stays what its name says.
+func TestRootlessInitExecutable(t *testing.T) {
+	rl := newRootless(t)
+	bundle := rl.compile(`extends = "default"`, rl.project(), "exec sleep 1000")
+	id := rl.id()
+	if r := rl.vetto(rl.launch("create", "--bundle", bundle, id)...); r.code != 0 {
+		t.Fatalf("create: %s", r)
+	}
+	defer rl.vetto("delete", "--force", id)
+	r := rl.vetto("state", id)
+	var st struct{ Pid int }
+	if err := json.Unmarshal([]byte(r.stdout), &st); err != nil || st.Pid <= 0 {
+		t.Fatalf("state: %s: %v", r, err)
+	}
+	exe := fmt.Sprintf("/proc/%d/exe", st.Pid)
+	sum := fileDigest(t, exe)
+	if sum == fileDigest(t, rl.bin) {
+		t.Fatalf("the init runs the runtime's own binary, not the init executable")
+	}
+	installed := filepath.Join(rl.home, ".local/state/vetto-runtime/bin", "vetto-runtime-init-"+hex.EncodeToString(sum[:])[:32])
+	var fst unix.Stat_t
+	if err := unix.Lstat(installed, &fst); err != nil {
+		t.Fatalf("the init executable is not in the user's evidence directory: %v", err)
+	}
+	if fst.Mode&unix.S_IFMT != unix.S_IFREG || fst.Mode&0o7777 != 0o500 || int(fst.Uid) != rl.uid {
+		t.Errorf("%s: mode %o, uid %d; want a regular file of uid %d, 0500", installed, fst.Mode, fst.Uid, rl.uid)
+	}
+	if link, err := os.Readlink(exe); err != nil || !strings.HasPrefix(link, "/memfd:") {
+		t.Errorf("%s -> %q, %v; want a sealed memfd", exe, link, err)
+	}
+	if w := rl.run(rl.env(true), "sh", "-c", "echo pwned >> "+exe); w.code == 0 {
+		t.Errorf("the user wrote the init's executable through %s: %s", exe, w)
+	}
+	if fileDigest(t, installed) != sum {
+		t.Errorf("%s changed", installed)
+	}
 }
