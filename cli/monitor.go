@@ -18,11 +18,11 @@ import (
 func (h *host) monitorCommand() *ucli.Command {
 	return &ucli.Command{
 		Name:      "monitor",
-		Usage:     "watch a running container and kill it when it stops holding (started by start)",
+		Usage:     "watch a running container and kill it when it stops holding (started by create)",
 		ArgsUsage: "<container-id>",
-		Description: `The monitor command is the per-container monitor: start launches it
-detached once the container's process runs, and it lives exactly as long as
-the container. It re-runs the checks of verify that can change after launch
+		Description: `The monitor command is the per-container monitor: create launches it
+detached, it waits for the start, and it lives exactly as long as the
+container. It re-runs the checks of verify that can change after launch
 (P1 identity, P2 namespaces and cgroups, P4 containment and every process's
 restrictions, P6 masks, P7 limits) soon after start, then every interval
 (runtime.toml [monitor] interval, default 5s), and at once when the
@@ -32,11 +32,14 @@ degraded. delete stops it, and the teardown receipt says how many rounds it
 ran and whether it killed. Running it by hand is harmless: it does what the
 started one does.`,
 		Flags: []ucli.Flag{
-			// What start passes to the monitor it spawns; by hand it
-			// is not needed.
+			// What create (or start, or run) passes to the monitor it
+			// spawns; by hand it is not needed.
 			&ucli.BoolFlag{Name: "spawned", Hidden: true, Usage: "watch only while the container's record names this process as its monitor"},
 		},
 		Action: h.withRuntime(1, 1, func(c *ucli.Context, r *runtime.Runtime) error {
+			if c.Bool("spawned") {
+				closeInherited()
+			}
 			// A small, steady footprint: the monitor lives as long as
 			// the container and does little.
 			debug.SetMemoryLimit(monitorMemoryLimit)
@@ -66,10 +69,10 @@ started one does.`,
 const monitorMemoryLimit = 6 << 20
 
 // spawnMonitor starts `vetto-runtime monitor --spawned <id>` for the
-// container being started: in a session of its own, with this process's
+// container being created (or started, if it has none): in a session of its own, with this process's
 // global flags, its stdio /dev/null (what it has to say goes to --log and
 // the audit log), not waited for. It returns the monitor's pid and start
-// time, which the start writes into the record: --spawned makes that the
+// time, which the create writes into the record: --spawned makes that the
 // monitor's licence to watch.
 func spawnMonitor(c *ucli.Context, self, root string) func(id string) (int, uint64, error) {
 	return func(id string) (int, uint64, error) {

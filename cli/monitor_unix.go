@@ -4,6 +4,7 @@ package cli
 
 import (
 	"os"
+	"strconv"
 	"syscall"
 )
 
@@ -23,4 +24,35 @@ func spawnDetached(path string, argv, env []string, null *os.File) (int, error) 
 		Files: []uintptr{fd, fd, fd},
 		Sys:   &syscall.SysProcAttr{Setsid: true},
 	})
+}
+
+// closeInherited closes every descriptor above stdio that this process
+// inherited rather than opened: the ones without close-on-exec (Go opens
+// all of its own with it, so those that crossed the exec are the
+// spawner's). A monitor begun by create would otherwise hold, for the
+// container's life, what create's caller passed it — conmon's sync pipes,
+// --preserve-fds, a socket activation's listeners — and a caller waiting
+// for their other end to close would wait for ever.
+func closeInherited() {
+	d, err := os.Open("/dev/fd")
+	if err != nil {
+		return
+	}
+	names, _ := d.Readdirnames(-1)
+	self := int(d.Fd())
+	var inherited []int
+	for _, name := range names {
+		fd, err := strconv.Atoi(name)
+		if err != nil || fd <= 2 || fd == self {
+			continue
+		}
+		flags, _, errno := syscall.Syscall(syscall.SYS_FCNTL, uintptr(fd), syscall.F_GETFD, 0)
+		if errno == 0 && flags&syscall.FD_CLOEXEC == 0 {
+			inherited = append(inherited, fd)
+		}
+	}
+	d.Close()
+	for _, fd := range inherited {
+		_ = syscall.Close(fd)
+	}
 }

@@ -15,3 +15,7 @@ func spawnDetached(path string, argv, env []string, null *os.File) (int, error) 
 	_ = p.Release()
 	return pid, nil
 }
+
+// closeInherited: a Windows process inherits only the handles its
+// spawner marked inheritable and listed; spawnDetached lists none.
+func closeInherited() {}

@@ -4,7 +4,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"net"
 	"slices"
 	"strings"
 
@@ -19,7 +18,7 @@ import (
 type CanarySession struct {
 	Plan    CanaryPlan
 	Request canary.Config
-	lis     net.Listener
+	lis     *loopbackListener
 	// failed: the session could not be prepared; Judge says why.
 	failed string
 }
@@ -46,13 +45,13 @@ func NewCanarySession(s *specs.Spec) *CanarySession {
 	if plan.ConnectMustFail {
 		// The host's own loopback, in the runtime's network namespace:
 		// from a container with its own network it is unreachable.
-		lis, err := net.Listen("tcp4", "127.0.0.1:0")
+		lis, err := listenLoopback()
 		if err != nil {
 			cs.failed = "host listener: " + err.Error()
 			return cs
 		}
 		cs.lis = lis
-		cs.Request.Connect = lis.Addr().String()
+		cs.Request.Connect = lis.Addr()
 	}
 	return cs
 }
@@ -71,6 +70,53 @@ func (cs *CanarySession) Close() {
 // attempts left, and judges. report is what the process said; runErr why
 // it said nothing (then no negative check can pass).
 func (cs *CanarySession) Judge(pid int, rootfs string, report canary.Report, runErr error, f PostFacts) []Result {
+	return cs.JudgeObserved(pid, report, runErr, f, cs.Observe(pid, rootfs, f))
+}
+
+// MaskObservation is what the host reads of the masked paths: nothing the
+// attempts can change (they read, they do not mount or write there), so
+// it is read while the process makes them (Observe), and Judge reads the
+// rest after.
+type MaskObservation struct {
+	Masked, Present map[string]bool
+	HostDigest      map[string]string
+	FactErr         []string
+}
+
+// Observe reads the masked paths' facts for JudgeObserved: the mounts
+// over them, whether each is there, the bytes under them in the rootfs.
+func (cs *CanarySession) Observe(pid int, rootfs string, f PostFacts) *MaskObservation {
+	p := cs.Plan
+	o := &MaskObservation{Masked: map[string]bool{}, Present: map[string]bool{}, HostDigest: map[string]string{}}
+	if cs.failed != "" || p.Empty() || len(p.MaskedRead) == 0 {
+		return o
+	}
+	f, release := holdRoots(f, pid, rootfs)
+	defer release()
+	mounts, mErr := f.Mounts(pid)
+	for _, mp := range p.MaskedRead {
+		ok, null, err := lookPath(f, pid, mp)
+		if mErr == nil {
+			o.Masked[mp] = isMaskMount(mounts, mp, null)
+		}
+		if err == nil {
+			o.Present[mp] = ok
+		}
+		if rootfs != "" {
+			if d, n, err := f.FileDigest(rootfs, mp); err == nil && n > 0 {
+				o.HostDigest[mp] = d
+			}
+		}
+	}
+	if mErr != nil {
+		o.FactErr = append(o.FactErr, mErr.Error())
+	}
+	return o
+}
+
+// JudgeObserved is Judge with the masked paths' facts read already (pre,
+// from Observe on the same process).
+func (cs *CanarySession) JudgeObserved(pid int, report canary.Report, runErr error, f PostFacts, pre *MaskObservation) []Result {
 	p := cs.Plan
 	if cs.failed != "" {
 		return unavailableAll(p, cs.failed)
@@ -78,9 +124,9 @@ func (cs *CanarySession) Judge(pid int, rootfs string, report canary.Report, run
 	if p.Empty() {
 		return nil
 	}
-	// Every look below is in the init's root or under the rootfs: both
-	// opened once for all of them.
-	f, release := holdRoots(f, pid, rootfs)
+	// Every look below is in the init's root: opened once for all of
+	// them.
+	f, release := holdRoots(f, pid, "")
 	defer release()
 	nonce := cs.Request.Nonce
 	obs := Observation{Nonce: nonce, Report: report}
@@ -88,7 +134,7 @@ func (cs *CanarySession) Judge(pid int, rootfs string, report canary.Report, run
 		obs.ProbeErr = runErr.Error()
 	}
 	if cs.lis != nil {
-		n, err := acceptedSince(cs.lis)
+		n, err := cs.lis.accepted()
 		obs.Accepted, obs.ListenerErr = n, errString(err)
 	}
 	obs.Created = map[string]bool{}
@@ -106,25 +152,8 @@ func (cs *CanarySession) Judge(pid int, rootfs string, report canary.Report, run
 			}
 		}
 	}
-	obs.Masked, obs.Present, obs.HostDigest = map[string]bool{}, map[string]bool{}, map[string]string{}
-	mounts, mErr := f.Mounts(pid)
-	for _, mp := range p.MaskedRead {
-		ok, null, err := lookPath(f, pid, mp)
-		if mErr == nil {
-			obs.Masked[mp] = isMaskMount(mounts, mp, null)
-		}
-		if err == nil {
-			obs.Present[mp] = ok
-		}
-		if rootfs != "" {
-			if d, n, err := f.FileDigest(rootfs, mp); err == nil && n > 0 {
-				obs.HostDigest[mp] = d
-			}
-		}
-	}
-	if mErr != nil {
-		obs.FactErr = append(obs.FactErr, mErr.Error())
-	}
+	obs.Masked, obs.Present, obs.HostDigest = pre.Masked, pre.Present, pre.HostDigest
+	obs.FactErr = append(obs.FactErr, pre.FactErr...)
 	return JudgeCanaries(p, obs)
 }
 

@@ -2,7 +2,6 @@ package hooks
 
 import (
 	"bytes"
-	"net"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -232,13 +231,13 @@ func TestProbeSeenByTheHost(t *testing.T) {
 	if err := os.WriteFile(secret, []byte("token"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	l, err := listenLoopback()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l.Close()
 	var in, out bytes.Buffer
-	if err := canary.WriteMessage(&in, canary.Config{Nonce: "n1", MaskedRead: []string{secret}, WriteInside: []string{dir}, WriteOutside: []string{filepath.Join(dir, "missing")}, Connect: l.Addr().String()}); err != nil {
+	if err := canary.WriteMessage(&in, canary.Config{Nonce: "n1", MaskedRead: []string{secret}, WriteInside: []string{dir}, WriteOutside: []string{filepath.Join(dir, "missing")}, Connect: l.Addr()}); err != nil {
 		t.Fatal(err)
 	}
 	if err := canary.Probe(&in, &out); err != nil {
@@ -260,7 +259,7 @@ func TestProbeSeenByTheHost(t *testing.T) {
 	if rep.Connect == nil || rep.Connect.Err != "" {
 		t.Errorf("connect %+v", rep.Connect)
 	}
-	if n, err := acceptedSince(l); err != nil || n != 1 {
+	if n, err := l.accepted(); err != nil || n != 1 {
 		t.Errorf("host listener saw %d connections (%v), want 1", n, err)
 	}
 }

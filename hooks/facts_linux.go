@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"net"
 	"os"
 	"path/filepath"
 	goruntime "runtime"
@@ -364,37 +363,74 @@ func PidsInNamespace(ns NamespaceID) ([]int, error) {
 	return out, nil
 }
 
-// acceptedSince drains the listener's queue without blocking and counts
-// what was in it: a connection from the container completes its handshake
-// in the kernel whether or not anyone accepted it yet.
-func acceptedSince(l net.Listener) (int, error) {
-	tl, ok := l.(*net.TCPListener)
-	if !ok {
-		return 0, fmt.Errorf("listener %T is not TCP", l)
-	}
-	rc, err := tl.SyscallConn()
+// loopbackListener is the canaries' listener on the host's 127.0.0.1,
+// made with plain system calls: Go's first net.Listen in a process reads
+// somaxconn and probes the host's IPv4 and IPv6 support, 0.45 ms of a
+// start on the 2-CPU test host, for a listener that never accepts.
+type loopbackListener struct {
+	fd   int
+	addr string
+}
+
+// listenLoopback listens on an ephemeral port of 127.0.0.1, non-blocking.
+func listenLoopback() (*loopbackListener, error) {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return 0, err
+		return nil, fmt.Errorf("socket: %w", err)
+	}
+	sa := &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}
+	if err := unix.Bind(fd, sa); err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("bind 127.0.0.1: %w", err)
+	}
+	if err := unix.Listen(fd, 16); err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("listen on 127.0.0.1: %w", err)
+	}
+	got, err := unix.Getsockname(fd)
+	if err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("the listener's address: %w", err)
+	}
+	in4, ok := got.(*unix.SockaddrInet4)
+	if !ok {
+		unix.Close(fd)
+		return nil, fmt.Errorf("the listener's address: %T, not IPv4", got)
+	}
+	return &loopbackListener{fd: fd, addr: fmt.Sprintf("127.0.0.1:%d", in4.Port)}, nil
+}
+
+func (l *loopbackListener) Addr() string { return l.addr }
+
+func (l *loopbackListener) Close() {
+	if l.fd >= 0 {
+		unix.Close(l.fd)
+		l.fd = -1
+	}
+}
+
+// accepted drains the listener's queue without blocking and counts what
+// was in it: a connection from the container completes its handshake in
+// the kernel whether or not anyone accepted it yet.
+func (l *loopbackListener) accepted() (int, error) {
+	if l.fd < 0 {
+		return 0, errors.New("the listener is closed")
 	}
 	n := 0
-	var aerr error
-	cerr := rc.Control(func(fd uintptr) {
-		for {
-			nfd, _, err := unix.Accept4(int(fd), unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
-			if err != nil {
-				if !errors.Is(err, unix.EAGAIN) {
-					aerr = fmt.Errorf("accept on %s: %w", l.Addr(), err)
-				}
-				return
-			}
-			unix.Close(nfd)
-			n++
+	for {
+		nfd, _, err := unix.Accept4(l.fd, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
+		if errors.Is(err, unix.EINTR) {
+			continue
 		}
-	})
-	if cerr != nil {
-		return n, cerr
+		if err != nil {
+			if errors.Is(err, unix.EAGAIN) {
+				return n, nil
+			}
+			return n, fmt.Errorf("accept on %s: %w", l.addr, err)
+		}
+		unix.Close(nfd)
+		n++
 	}
-	return n, aerr
 }
 
 // ioctls of nsfs (linux/nsfs.h).

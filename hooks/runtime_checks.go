@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
@@ -36,14 +37,36 @@ type LiveInput struct {
 // the same domain (CanarySession, the exec shim). When the init is not the
 // recorded process nothing else is judged: it would be someone else.
 func PostExec(in LiveInput, f PostFacts) []Result {
+	return PostExecWith(in, f, nil)
+}
+
+// PostExecWith is PostExec with P2 read already: membership is what
+// execve cannot change (namespaces and cgroups are kept across it), so a
+// start reads it while it waits for the exec (EarlyMembership) and gets
+// it here; nil reads it now. Identity is still judged first, after the
+// exec: a membership read of a process that identity then finds is not
+// the recorded one is dropped with the rest.
+func PostExecWith(in LiveInput, f PostFacts, membership func() []Result) []Result {
 	id := Identity(in.Pid, in.Baseline, f)
 	out := []Result{id}
 	if id.Verdict != Pass {
 		return out
 	}
-	out = append(out, Membership(in.Pid, in.Baseline, in.CgroupPaths, f, in.Spec)...)
+	if membership == nil {
+		out = append(out, Membership(in.Pid, in.Baseline, in.CgroupPaths, f, in.Spec)...)
+	} else {
+		out = append(out, membership()...)
+	}
 	out = append(out, Restrictions(in, f)...)
 	return append(out, rlimits(in, f)...)
+}
+
+// EarlyMembership begins reading P2 of in's process in the background
+// and returns the wait for it, for PostExecWith.
+func EarlyMembership(in LiveInput, f PostFacts) func() []Result {
+	done := make(chan []Result, 1)
+	go func() { done <- Membership(in.Pid, in.Baseline, in.CgroupPaths, f, in.Spec) }()
+	return sync.OnceValue(func() []Result { return <-done })
 }
 
 // rlimits is P7/rlimit where the platform reads a process's limits.

@@ -241,16 +241,24 @@ func TestCrashDuringStart(t *testing.T) {
 	if st := e.vettoState(id); st["state"] == "VerifiedRuntime" || st["verification"] == "PASS" {
 		t.Fatalf("a start killed before the process ran claims verification: %v", st)
 	}
-	// The start had begun the container's monitor; the record never
-	// named it, so it leaves at its first look, before any delete.
+	// The container's monitor is create's, named in the record, and the
+	// container is still there to watch; a killed start leaves no other
+	// (one it began would be unnamed, and leave at its first look).
+	named := e.record(id).Monitor
+	if named == nil || !pidAlive(named.Pid) {
+		t.Fatalf("the record's monitor %+v: want create's, alive", named)
+	}
 	deadline = time.Now().Add(5 * time.Second)
-	for len(monitorsOf(id)) > 0 {
+	for m := monitorsOf(id); len(m) != 1 || m[0] != named.Pid; m = monitorsOf(id) {
 		if time.Now().After(deadline) {
-			t.Fatalf("monitor %v of %s still runs 5 s after its start was killed", monitorsOf(id), id)
+			t.Fatalf("monitors %v of %s 5 s after its start was killed; want create's (%d) alone", m, id, named.Pid)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 	e.mustVetto("delete", "--force", id)
+	if pidAlive(named.Pid) {
+		t.Fatalf("monitor %d alive after delete", named.Pid)
+	}
 }
 
 // A runtime killed with SIGKILL at any point of a delete leaves nothing

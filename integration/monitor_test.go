@@ -346,3 +346,87 @@ func unifiedRoot() string {
 
 // hostAuditLog is the host-wide audit log a root runtime keeps by default.
 const hostAuditLog = "/var/lib/vetto-runtime/audit.jsonl"
+
+// create begins the container's monitor (start then spends nothing on
+// it): the record names it from Launchable on; until the start it waits
+// and judges nothing (a created init is not the program it will verify);
+// the start keeps it rather than begin another, and its rounds begin
+// soon after; delete stops it. A create that fails leaves none.
+func TestCreateBeginsTheMonitor(t *testing.T) {
+	e := newEnv(t)
+	conf := filepath.Join(e.tmp, "monitor.toml")
+	if err := os.WriteFile(conf, []byte(fmt.Sprintf("[monitor]\ninterval = %q\n", monitorInterval)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	id := e.id()
+	e.mustVetto("--config", conf, "create", "-b", e.bundle([]string{"sleep", "1000"}, nil), id)
+	rec := e.record(id)
+	if rec.Monitor == nil || !pidAlive(rec.Monitor.Pid) {
+		t.Fatalf("after create: record's monitor %+v, want a live one", rec.Monitor)
+	}
+	mon := rec.Monitor.Pid
+	if m := monitorsOf(id); len(m) != 1 || m[0] != mon {
+		t.Fatalf("after create: monitors %v, want [%d]", m, mon)
+	}
+	time.Sleep(3 * monitorInterval)
+	if rec := e.record(id); rec.State != "Launchable" || rec.Monitor == nil || rec.Monitor.Rounds != 0 {
+		t.Fatalf("created, not started: state %s, monitor %+v; want Launchable and no round", rec.State, rec.Monitor)
+	}
+	e.mustVetto("--config", conf, "start", id)
+	if m := monitorsOf(id); len(m) != 1 || m[0] != mon {
+		t.Fatalf("after start: monitors %v, want create's [%d] alone", m, mon)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		rec := e.record(id)
+		if rec.Monitor != nil && rec.Monitor.Pid == mon && rec.Monitor.Rounds >= 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("10 s after start: monitor %+v, want create's (%d) with a round", rec.Monitor, mon)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	e.mustVetto("delete", "--force", id)
+	if pidAlive(mon) {
+		t.Fatalf("monitor %d alive after delete", mon)
+	}
+
+	failed := e.id() + "-failed"
+	if r := e.vetto("create", "-b", e.bundle([]string{"/no/such/program"}, nil), failed); r.code == 0 {
+		t.Fatalf("create of a missing program: %s; want a failure", r)
+	}
+	if m := monitorsOf(failed); len(m) > 0 {
+		t.Fatalf("monitor %v of %s alive after its create failed", m, failed)
+	}
+}
+
+// The monitor create begins lives as long as the container: it must hold
+// nothing its caller handed create. conmon passes its sync pipes, a shell
+// or CI runner a pipe it reads to the end; a monitor that kept the write
+// end would leave that reader waiting for the container's life.
+func TestCreateMonitorHoldsNothingOfItsCaller(t *testing.T) {
+	e := newEnv(t)
+	id := e.id()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	cmd := exec.Command(binary, "--root", e.root, "create", "-b", e.bundle([]string{"sleep", "1000"}, nil), id)
+	cmd.ExtraFiles = []*os.File{w} // fd 3 of create, not --preserve-fds
+	res := e.runCmd(cmd)
+	w.Close()
+	defer e.vetto("delete", "--force", id)
+	if res.code != 0 {
+		t.Fatalf("create: %s", res)
+	}
+	if m := monitorsOf(id); len(m) != 1 {
+		t.Fatalf("monitors of %s: %v, want one", id, m)
+	}
+	_ = r.SetReadDeadline(time.Now().Add(5 * time.Second))
+	var b [1]byte
+	if _, err := r.Read(b[:]); err == nil || os.IsTimeout(err) {
+		t.Fatalf("the pipe create's caller passed it is still open 5 s after create returned (read: %v): monitor %v holds it", err, monitorsOf(id))
+	}
+}

@@ -74,11 +74,44 @@ func (r *Runtime) Monitor(id string, interval time.Duration, spawned bool) error
 			w.Close()
 		}
 	}()
-	period := min(monitorFirst, interval)
+	// Begun at create, the monitor waits for the start: its record's
+	// write, watched from before the first look, wakes it. Without a
+	// watch it looks every monitorFirst until then.
+	rw, _ := r.Store.watchRecord(id)
+	defer func() {
+		if rw != nil {
+			rw.Close()
+		}
+	}()
+	first := min(monitorFirst, interval)
+	period, started := first, false
 	for {
-		done, c, err := r.monitorRound(id, spawned)
+		if !started && rw != nil && r.beforeStart(id) && rw.Wait(interval) {
+			// The record changed (its create went on, or the start
+			// ended): look at it again. The lock is left alone until
+			// the start is over, so neither create nor start ever
+			// waits for a look. A wait that timed out looks under the
+			// lock, which also sees an init that died meanwhile.
+			continue
+		}
+		done, waiting, c, err := r.monitorRound(id, spawned)
 		if err != nil || done {
 			return err
+		}
+		started = started || (!waiting && c != nil)
+		if !started {
+			// Not started yet, or its create or start holds the lock:
+			// the first round comes soon after the start.
+			if waiting && rw != nil {
+				rw.Wait(interval)
+			} else {
+				time.Sleep(first)
+			}
+			continue
+		}
+		if rw != nil {
+			rw.Close() // from here on the rounds write the record
+			rw = nil
 		}
 		if w == nil {
 			if wc, ok := c.(WatchingContainer); ok {
@@ -97,6 +130,13 @@ func (r *Runtime) Monitor(id string, interval time.Duration, spawned bool) error
 	}
 }
 
+// beforeStart reads container id's record without its lock (a record is
+// replaced whole, never seen half-written) and says it is not started.
+func (r *Runtime) beforeStart(id string) bool {
+	rec, err := r.Store.readRecord(id)
+	return err == nil && rec.State.BeforeStart()
+}
+
 // monitorRound is one round. The container's lock is held to read its
 // record and at the end to judge, not while the host facts are read (a
 // round under a slow guest's emulation has taken over a second, and every
@@ -104,11 +144,12 @@ func (r *Runtime) Monitor(id string, interval time.Duration, spawned bool) error
 // changed meanwhile — a start, an update, a delete began — makes the
 // round's facts stale: they are dropped, and the next round looks again.
 // A container whose lock is busy is left for the next round; done means
-// there is nothing left to watch.
-func (r *Runtime) monitorRound(id string, spawned bool) (done bool, c Container, err error) {
-	look, done, c, err := r.monitorLook(id, spawned)
+// there is nothing left to watch, waiting that the container has not
+// started: there is nothing to watch yet.
+func (r *Runtime) monitorRound(id string, spawned bool) (done, waiting bool, c Container, err error) {
+	look, done, waiting, c, err := r.monitorLook(id, spawned)
 	if look == nil {
-		return done, c, err
+		return done, waiting, c, err
 	}
 	started := time.Now()
 	results := append(hooks.OnDemand(r.liveInput(look.rec, c, look.spec), look.pf), removedLimits(look.removed)...)
@@ -117,22 +158,22 @@ func (r *Runtime) monitorRound(id string, spawned bool) (done bool, c Container,
 	l, err := r.Store.tryLockContainer(id)
 	switch {
 	case errors.Is(err, ErrNotExist):
-		return true, c, nil
+		return true, false, c, nil
 	case errors.Is(err, ErrBusy):
-		return false, c, nil
+		return false, false, c, nil
 	case err != nil:
-		return true, c, err
+		return true, false, c, err
 	}
 	defer l.unlock()
 	rec, err := r.Store.readRecord(id)
 	if err != nil {
-		return true, c, nil
+		return true, false, c, nil
 	}
 	if now, err := json.Marshal(rec); err != nil || !bytes.Equal(now, look.data) {
-		return false, c, nil
+		return false, false, c, nil
 	}
 	if st, err := c.Status(); err != nil || st == StatusStopped {
-		return true, c, nil
+		return true, false, c, nil
 	}
 	if rec.Monitor == nil {
 		rec.Monitor = &MonitorState{}
@@ -141,13 +182,13 @@ func (r *Runtime) monitorRound(id string, spawned bool) (done bool, c Container,
 	summary := hooks.Summarize(results)
 	if summary == hooks.AllPass {
 		rec.Monitor.Last = ""
-		return false, c, r.Store.writeRecordLocked(rec)
+		return false, false, c, r.Store.writeRecordLocked(rec)
 	}
 	// The same inconclusive state as last round: counted, not judged again
 	// (nor audited every period).
 	outcome := hooks.Brief(results)
 	if summary == hooks.Inconclusive && outcome == rec.Monitor.Last {
-		return false, c, r.Store.writeRecordLocked(rec)
+		return false, false, c, r.Store.writeRecordLocked(rec)
 	}
 	rec.Monitor.Last = outcome
 	action, _ := launch.PostLaunch(rec.Level, summary, false)
@@ -158,9 +199,9 @@ func (r *Runtime) monitorRound(id string, spawned bool) (done bool, c Container,
 	if summary == hooks.AnyFail {
 		// Killed, or at degraded recorded: the monitor's work is done
 		// (the FAIL stands until delete).
-		return true, c, jerr
+		return true, false, c, jerr
 	}
-	return false, c, jerr
+	return false, false, c, jerr
 }
 
 // monitorLookup is what a round reads under the lock before it lets go.
@@ -173,57 +214,64 @@ type monitorLookup struct {
 }
 
 // monitorLook reads, under the container's lock, what a round needs; nil
-// when there is nothing to look at this round (done says whether ever).
-func (r *Runtime) monitorLook(id string, spawned bool) (look *monitorLookup, done bool, c Container, err error) {
+// when there is nothing to look at this round (done says whether ever,
+// waiting that the container is not started yet).
+func (r *Runtime) monitorLook(id string, spawned bool) (look *monitorLookup, done, waiting bool, c Container, err error) {
 	l, err := r.Store.tryLockContainer(id)
 	switch {
 	case errors.Is(err, ErrNotExist):
-		return nil, true, nil, nil
+		return nil, true, false, nil, nil
 	case errors.Is(err, ErrBusy):
-		return nil, false, nil, nil
+		return nil, false, false, nil, nil
 	case err != nil:
-		return nil, true, nil, err
+		return nil, true, false, nil, err
 	}
 	defer l.unlock()
 	rec, err := r.Store.readRecord(id)
 	if err != nil || r.fromAnotherBoot(rec) {
 		// A record of another boot names no process of this one to
 		// watch (and a monitor that reads it is not the one it names).
-		return nil, true, nil, nil
+		return nil, true, false, nil, nil
 	}
 	if spawned && (rec.Monitor == nil || rec.Monitor.Pid != os.Getpid()) {
 		// Not the monitor the record names: its start failed, or it
 		// was begun for a start that never happened.
-		return nil, true, nil, nil
+		return nil, true, false, nil, nil
 	}
 	c, err = r.Backend.Load(r.Store.BackendDir(id), id)
 	if err != nil {
-		return nil, true, nil, nil
+		return nil, true, false, nil, nil
 	}
-	if st, err := c.Status(); err != nil || st == StatusStopped {
-		return nil, true, c, nil
+	st, err := c.Status()
+	if err != nil || st == StatusStopped {
+		return nil, true, false, c, nil
 	}
 	if rec.State.Fatal() || rec.State == StateTerminating {
-		return nil, true, c, nil
+		return nil, true, false, c, nil
+	}
+	if st == StatusCreated || rec.State == StateLaunchable {
+		// A monitor begun at create: the init waits for start, and the
+		// program it will verify does not run yet.
+		return nil, false, true, c, nil
 	}
 	pf, ok := r.postFacts()
 	if !ok || rec.Baseline == nil {
-		return nil, true, c, nil
+		return nil, true, false, c, nil
 	}
 	sp, err := r.Store.readSpec(rec)
 	if err != nil {
 		if errors.Is(err, ErrSpecMismatch) {
 			_ = r.Store.moveLocked(rec, StateDriftDetected, err.Error())
-			return nil, true, c, stopAfterFailure(c, fmt.Errorf("monitor %q: %w", id, err))
+			return nil, true, false, c, stopAfterFailure(c, fmt.Errorf("monitor %q: %w", id, err))
 		}
-		return nil, true, c, nil
+		return nil, true, false, c, nil
 	}
 	data, err := json.Marshal(rec)
 	if err != nil {
-		return nil, true, c, err
+		return nil, true, false, c, err
 	}
 	removed := withCurrentLimits(sp, rec.Limits)
-	return &monitorLookup{rec: rec, data: data, spec: sp, removed: removed, pf: pf}, false, c, nil
+	return &monitorLookup{rec: rec, data: data, spec: sp, removed: removed, pf: pf}, false, false, c, nil
 }
 
 // startMonitorLocked starts the container's monitor once its process runs
@@ -235,7 +283,7 @@ func (r *Runtime) startMonitorLocked(rec *Record, c Container) error {
 	if s == nil {
 		return nil
 	}
-	if err := r.joinMonitorLocked(rec, c, s); err != nil {
+	if err := r.joinMonitorLocked(rec, c, s, "start"); err != nil {
 		return err
 	}
 	return r.Store.writeRecordLocked(rec)
@@ -280,7 +328,7 @@ func (r *Runtime) beginMonitor(rec *Record) *monitorSpawn {
 // memory: the caller's next record write stores it. A spawn that failed
 // fails a strict launch (the container is killed) and is a note and a
 // warning elsewhere.
-func (r *Runtime) joinMonitorLocked(rec *Record, c Container, s *monitorSpawn) error {
+func (r *Runtime) joinMonitorLocked(rec *Record, c Container, s *monitorSpawn, verb string) error {
 	if s == nil {
 		return nil
 	}
@@ -291,7 +339,7 @@ func (r *Runtime) joinMonitorLocked(rec *Record, c Container, s *monitorSpawn) e
 	}
 	if rec.Level == LevelStrict {
 		_ = r.Store.moveLocked(rec, StatePostLaunchFailed, "monitor: "+s.err.Error())
-		return stopAfterFailure(c, Errorf(ErrPostLaunchFailed, "start %q: the monitor did not start, which strict does not accept: %w", rec.ID, s.err))
+		return stopAfterFailure(c, Errorf(ErrPostLaunchFailed, "%s %q: the monitor did not start, which strict does not accept: %w", verb, rec.ID, s.err))
 	}
 	note := "monitor: not running (" + s.err.Error() + ")"
 	if !slices.Contains(rec.Notes, note) {
@@ -353,6 +401,18 @@ func (r *Runtime) lazyMonitor(id string) (stop func() error) {
 	}
 }
 
+// monitorAlive says whether the monitor rec names runs: that pid, started
+// then (not a reuse of the pid), and not exiting.
+func (r *Runtime) monitorAlive(rec *Record) bool {
+	m := rec.Monitor
+	pf, ok := r.postFacts()
+	if m == nil || m.Pid <= 0 || !ok {
+		return false
+	}
+	ps, err := pf.ProcStat(m.Pid)
+	return err == nil && ps.Start == m.StartTime && !ps.Gone()
+}
+
 // stopMonitor ends container rec's monitor before its teardown and says
 // what it did. The caller holds the container's lock, so the monitor is
 // between rounds.
@@ -362,14 +422,10 @@ func (r *Runtime) stopMonitor(rec *Record) *hooks.MonitorReceipt {
 		return nil
 	}
 	out := &hooks.MonitorReceipt{Pid: m.Pid, Rounds: m.Rounds, Kills: m.Kills}
-	pf, ok := r.postFacts()
-	if !ok {
+	if _, ok := r.postFacts(); !ok {
 		return out
 	}
-	alive := func() bool {
-		ps, err := pf.ProcStat(m.Pid)
-		return err == nil && ps.Start == m.StartTime && !ps.Gone()
-	}
+	alive := func() bool { return r.monitorAlive(rec) }
 	if !alive() {
 		out.Stopped = true
 		return out

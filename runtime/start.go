@@ -46,6 +46,15 @@ func (r *Runtime) startLocked(rec *Record, c Container, lazyMonitor bool) (err e
 	if rec.State != StateLaunchable {
 		return Errorf(ErrWrongState, "start %q: container is %s, not Launchable", rec.ID, rec.State)
 	}
+	defer func() {
+		if err != nil && rec.State != StateLaunchable {
+			// The start failed and stopped the container (every such
+			// failure moves it on from Launchable): the monitor its
+			// create began has nothing left to watch, and goes now, not
+			// at its next look.
+			r.stopMonitor(rec)
+		}
+	}()
 	// The spec must still be the one that was verified: its hooks are about
 	// to run, as root on the host for poststart.
 	sp, err := r.Store.readSpec(rec)
@@ -61,6 +70,16 @@ func (r *Runtime) startLocked(rec *Record, c Container, lazyMonitor bool) (err e
 		// set". Nothing can ever run in this container, so it is stopped.
 		_ = r.Store.moveLocked(rec, StateSpawnFailed, "no process to start")
 		return stopAfterFailure(c, Errorf(ErrInvalidInput, "start %q: config.json sets no process; a container created without one cannot start", rec.ID))
+	}
+	// The canaries' host side is made while the executable and the shim
+	// are looked at. A start that fails before using it closes it.
+	canarySession := prepareCanaries(rec, sp)
+	if canarySession != nil {
+		defer func() {
+			if err != nil {
+				canarySession().Close() // a second Close is harmless
+			}
+		}()
 	}
 	if ec, ok := c.(ExecutableContainer); ok && rec.Executable != nil {
 		// Held through the exec: an init that refuses its file and exits
@@ -87,17 +106,19 @@ func (r *Runtime) startLocked(rec *Record, c Container, lazyMonitor bool) (err e
 	if err != nil {
 		return fmt.Errorf("start %q: %w", rec.ID, err)
 	}
-	canaries, took, err := r.startWithCanaries(rec, c, sp)
+	membership := r.earlyMembership(rec, c, sp)
+	canaries, took, err := r.startWithCanaries(rec, c, sp, canarySession)
 	if err != nil {
 		return err
 	}
-	// The monitor begins once the program runs: its fork, exec and Go
-	// start-up (milliseconds of CPU) then overlap the post-exec checks and
-	// the record's write, which leave a CPU idle, not the canaries and the
-	// exec, which want both of a two-CPU host's (begun before them, the
-	// monitor cost a start about 1.8 ms; begun here, about 1 ms less).
+	// The monitor is the one its create began, if it still runs. If not
+	// (a container an older binary created, a monitor killed meanwhile),
+	// it begins once the program runs: its fork, exec and Go start-up
+	// (milliseconds of CPU) then overlap the post-exec checks and the
+	// record's write, which leave a CPU idle, not the canaries and the
+	// exec, which want both of a two-CPU host's.
 	var monitor *monitorSpawn
-	if !lazyMonitor {
+	if !lazyMonitor && !r.monitorAlive(rec) {
 		monitor = r.beginMonitor(rec)
 		defer func() {
 			if err != nil {
@@ -110,7 +131,7 @@ func (r *Runtime) startLocked(rec *Record, c Container, lazyMonitor bool) (err e
 	// Read right after the exec: the longer the host waits, the likelier
 	// the program has exec'd something of its own.
 	checked = append(checked, executedCheck(rec, c, sp)...)
-	if err := r.verifyPostLaunchLocked(rec, c, sp, append(append(canaries, verifyPastShim()...), checked...), took, monitor); err != nil {
+	if err := r.verifyPostLaunchLocked(rec, c, sp, append(append(canaries, verifyPastShim()...), checked...), took, monitor, membership); err != nil {
 		return err
 	}
 	user := bundlePoststart(sp)

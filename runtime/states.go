@@ -84,6 +84,16 @@ func (s State) Fatal() bool {
 	return false
 }
 
+// BeforeStart says that a container in state s has not been started:
+// its program has not run.
+func (s State) BeforeStart() bool {
+	switch s {
+	case StateRequested, StateValidated, StateCompiled, StateConstructed, StateVerified, StateLaunchable:
+		return true
+	}
+	return false
+}
+
 // Known reports whether s is a state this version defines.
 func (s State) Known() bool {
 	if s.Fatal() {
