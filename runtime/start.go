@@ -106,7 +106,13 @@ func (r *Runtime) startLocked(rec *Record, c Container, lazyMonitor bool) (err e
 	if err != nil {
 		return fmt.Errorf("start %q: %w", rec.ID, err)
 	}
-	membership := r.earlyMembership(rec, c, sp)
+	// A foreground run's job is most often done before its post-exec
+	// checks, which then skip P2 (the process is gone): read early, P2
+	// would be CPU spent for nothing on a small host running many.
+	var membership func() []hooks.Result
+	if !lazyMonitor {
+		membership = r.earlyMembership(rec, c, sp)
+	}
 	canaries, took, err := r.startWithCanaries(rec, c, sp, canarySession)
 	if err != nil {
 		return err
