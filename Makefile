@@ -39,17 +39,22 @@ deps: ## install the Debian packages the build and tests need (as root)
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	fi
 
-# The init executable (cmd/vetto-runtime-init): every container's init
-# and exec'd process starts as it, not as the runtime's whole binary
-# (docs/architecture.md, "The init executable"). Built first, stripped
-# (Go's tracebacks keep their line table), and embedded in the runtime
-# with its sha256 (embedinit tag, linux/initexe_embed_linux.go).
+# The helper executables: every container's init and exec'd process
+# starts as cmd/vetto-runtime-init, not as the runtime's whole binary, and
+# every egress relay runs cmd/vetto-runtime-relay, whose HTTP and TLS code
+# the runtime's own binary then does not carry (docs/architecture.md,
+# "The helper executables"). Built first, stripped (Go's tracebacks keep
+# their line table), and embedded in the runtime with their sha256
+# (embedinit tag, linux/helperexe_embed_linux.go).
 INIT_EXE  := linux/initexe/vetto-runtime-init
+RELAY_EXE := linux/relayexe/vetto-runtime-relay
 INIT_TAGS := seccomp netgo osusergo
 
-build: deps ## build bin/vetto-runtime (cgo, static, libseccomp), with the init executable embedded
+build: deps ## build bin/vetto-runtime (cgo, static, libseccomp), with the init and relay executables embedded
 	$(GO) build -tags "$(INIT_TAGS)" -trimpath -ldflags "-s -w -extldflags=-static" -o $(INIT_EXE) ./cmd/vetto-runtime-init
 	sha256sum $(INIT_EXE) | cut -d' ' -f1 >$(INIT_EXE).sha256
+	$(GO) build -tags "$(INIT_TAGS)" -trimpath -ldflags "-s -w -extldflags=-static" -o $(RELAY_EXE) ./cmd/vetto-runtime-relay
+	sha256sum $(RELAY_EXE) | cut -d' ' -f1 >$(RELAY_EXE).sha256
 	$(GO) build -tags "$(TAGS) embedinit" -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) .
 
 test: unit integration ## unit and integration tests (integration needs root)
@@ -128,6 +133,6 @@ install: build ## install the binary to $(PREFIX)/bin
 	install -D -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/vetto-runtime
 
 clean: ## remove build output
-	rm -rf bin $(INIT_EXE) $(INIT_EXE).sha256
+	rm -rf bin $(INIT_EXE) $(INIT_EXE).sha256 $(RELAY_EXE) $(RELAY_EXE).sha256
 
 include vm/vm.mk

@@ -6,6 +6,7 @@ import (
 	"go/parser"
 	"go/token"
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
 	"strconv"
@@ -51,9 +52,6 @@ var rules = map[string]struct {
 	// report renders audit logs: it reads events, it runs nothing.
 	"report":  {[]string{"hooks"}, nil},
 	"runtime": {[]string{"spec", "hooks", "hooks/canary", "landlock", "runtime/launch", "hostpolicy", "shim"}, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/", "github.com/BurntSushi/toml", "github.com/gowebpki/jcs"}},
-	// linux runs the egress relay (relay) in a process it hardens itself:
-	// libseccomp for its filter (with TSYNC, which libcontainer's seccomp
-	// ignores), psx for per-thread state on every thread.
 	// linux/containerinit is a container's init: libcontainer's and the
 	// pre-exec step, with nothing of the runtime it does not run, so that
 	// the init executable built from it (cmd/vetto-runtime-init) is small.
@@ -61,13 +59,25 @@ var rules = map[string]struct {
 	// cmd/vetto-runtime-init is that executable's main: the init and
 	// nothing else.
 	"cmd/vetto-runtime-init": {[]string{"linux/containerinit"}, nil},
-	"linux":                  {[]string{"spec", "hooks", "hooks/canary", "runtime", "landlock", "shim", "relay"}, []string{"github.com/opencontainers/", "github.com/containerd/console", "github.com/sirupsen/logrus", "golang.org/x/sys/", "github.com/seccomp/libseccomp-golang", "kernel.org/pub/linux/libs/security/libcap/psx"}},
-	"darwin":                 {[]string{"spec", "hooks", "hooks/canary", "runtime"}, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/"}},
-	"windows":                {[]string{"spec", "hooks", "hooks/canary", "runtime"}, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/"}},
-	"integration":            {nil, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/"}},
+	// linux/relaywire is what passes between the runtime and a relay
+	// process: a leaf, so the runtime can start relays without linking
+	// the relay.
+	"linux/relaywire": {nil, nil},
+	// linux/relayproc is the relay process (cmd/vetto-runtime-relay): the
+	// relay in a process it hardens itself, libseccomp for its filter
+	// (with TSYNC, which libcontainer's seccomp ignores), psx for
+	// per-thread state on every thread.
+	"linux/relayproc":         {[]string{"relay", "linux/relaywire", "landlock"}, []string{"golang.org/x/sys/", "github.com/seccomp/libseccomp-golang", "kernel.org/pub/linux/libs/security/libcap/psx"}},
+	"cmd/vetto-runtime-relay": {[]string{"linux/relayproc"}, nil},
+	// linux is libcontainer's backend; it starts relays from the relay
+	// executable and never imports the relay (TestRuntimeLinksNoRelay).
+	"linux":       {[]string{"spec", "hooks", "hooks/canary", "runtime", "landlock", "shim", "linux/relaywire"}, []string{"github.com/opencontainers/", "github.com/containerd/console", "github.com/sirupsen/logrus", "golang.org/x/sys/", "github.com/seccomp/libseccomp-golang"}},
+	"darwin":      {[]string{"spec", "hooks", "hooks/canary", "runtime"}, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/"}},
+	"windows":     {[]string{"spec", "hooks", "hooks/canary", "runtime"}, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/"}},
+	"integration": {nil, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/"}},
 	// platform picks the backend by GOOS and runs the processes the
 	// runtime re-executes itself as (init, shims, relay, probe).
-	"platform": {[]string{"hooks", "hooks/canary", "runtime", "linux", "linux/containerinit", "darwin", "windows"}, []string{"github.com/sirupsen/logrus"}},
+	"platform": {[]string{"hooks", "hooks/canary", "runtime", "linux", "linux/containerinit", "linux/relaywire", "linux/relayproc", "darwin", "windows"}, []string{"github.com/sirupsen/logrus"}},
 	// cli is the command line: urfave/cli only here; it drives the core
 	// and prints what it returns.
 	"cli": {[]string{"spec", "hooks", "runtime", "runtime/launch", "hostpolicy", "report", "platform"}, []string{"github.com/urfave/cli/v2", "github.com/opencontainers/runtime-spec/", "github.com/sirupsen/logrus"}},
@@ -212,6 +222,34 @@ func checkImport(pkg, imp string, ours, thirdParty []string) string {
 	return "third-party import not allowed here"
 }
 
+// The runtime's own binary, as make build builds it, links none of the
+// relay: its HTTP, TLS and x509 stacks cost every command their package
+// initialisers and page faults (docs/performance.md), and only a relay
+// process serves them, from the embedded relay executable. A build
+// without the embedinit tag is its own relay and links it; that one is
+// not what ships.
+func TestRuntimeLinksNoRelay(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command to list the build's packages")
+	}
+	cmd := exec.Command("go", "list", "-e", "-deps", "-tags", "seccomp netgo osusergo urfave_cli_no_docs embedinit", ".")
+	cmd.Env = append(os.Environ(), "GOOS=linux", "GOFLAGS=-mod=mod")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	deps := strings.Fields(string(out))
+	if len(deps) < 50 {
+		t.Fatalf("go list named %d packages; want the runtime's whole build", len(deps))
+	}
+	for _, d := range deps {
+		switch d {
+		case module + "/relay", module + "/linux/relayproc", "net/http", "crypto/tls", "crypto/x509", "golang.org/x/net/dns/dnsmessage":
+			t.Errorf("the runtime's binary links %s: the relay's code belongs in the relay executable only", d)
+		}
+	}
+}
+
 // Only main imports the command line: a package below it that did would
 // put flag parsing and output formatting back into the layers it drives.
 func TestOnlyMainImportsCLI(t *testing.T) {
@@ -289,9 +327,10 @@ func exitsAndPanics(fset *token.FileSet, f *ast.File) []string {
 	return found
 }
 
-// mainFiles are the main.go of each binary: the runtime's, and the init
-// executable's (which exits only when run by hand, not as an init).
-var mainFiles = map[string]bool{"main.go": true, "cmd/vetto-runtime-init/main.go": true}
+// mainFiles are the main.go of each binary: the runtime's, the init
+// executable's (which exits only when run by hand, not as an init) and the
+// relay executable's.
+var mainFiles = map[string]bool{"main.go": true, "cmd/vetto-runtime-init/main.go": true, "cmd/vetto-runtime-relay/main.go": true}
 
 // Only main.go may exit the process, and nothing below main panics: a
 // runtime that dies half-way leaves containers it cannot account for.

@@ -466,42 +466,47 @@ func mountsUnder(dir string) []string {
 }
 
 // buildRuntime builds vetto-runtime the way the Makefile does: static, so
-// it can re-exec itself inside a container's rootfs, with the init
-// executable (cmd/vetto-runtime-init) built with the same tags and
-// embedded. extraTags are added to the Makefile's build tags, for both:
-// the fault-injection build's init has its faults too. The init and its
-// digest reach the embed through go build's -overlay, beside out, so the
-// tree's own (make build's) are left alone.
+// it can re-exec itself inside a container's rootfs, with the helper
+// executables (cmd/vetto-runtime-init, cmd/vetto-runtime-relay) built with
+// the same tags and embedded. extraTags are added to the Makefile's build
+// tags, for all three: the fault-injection build's init has its faults
+// too. The helpers and their digests reach the embed through go build's
+// -overlay, beside out, so the tree's own (make build's) are left alone.
 func buildRuntime(out string, extraTags ...string) ([]byte, error) {
 	initTags := strings.Join(append([]string{"seccomp", "netgo", "osusergo"}, extraTags...), ",")
 	tags := strings.Join(append([]string{"seccomp", "netgo", "osusergo", "urfave_cli_no_docs", "embedinit"}, extraTags...), ",")
-	initExe := out + "-init"
-	cmd := exec.Command("go", "build", "-tags", initTags, "-trimpath", "-ldflags", "-s -w -extldflags=-static", "-o", initExe, "../cmd/vetto-runtime-init")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return b, fmt.Errorf("build the init executable: %w", err)
-	}
-	data, err := os.ReadFile(initExe)
-	if err != nil {
-		return nil, err
-	}
-	sum := sha256.Sum256(data)
-	if err := os.WriteFile(initExe+".sha256", []byte(hex.EncodeToString(sum[:])+"\n"), 0o644); err != nil {
-		return nil, err
-	}
 	repo, err := filepath.Abs("..")
 	if err != nil {
 		return nil, err
 	}
-	overlay, err := json.Marshal(map[string]map[string]string{"Replace": {
-		filepath.Join(repo, "linux/initexe/vetto-runtime-init"):        initExe,
-		filepath.Join(repo, "linux/initexe/vetto-runtime-init.sha256"): initExe + ".sha256",
-	}})
+	replace := map[string]string{}
+	for _, h := range []struct{ name, embed string }{
+		{"vetto-runtime-init", "linux/initexe/vetto-runtime-init"},
+		{"vetto-runtime-relay", "linux/relayexe/vetto-runtime-relay"},
+	} {
+		exe := out + "-" + strings.TrimPrefix(h.name, "vetto-runtime-")
+		cmd := exec.Command("go", "build", "-tags", initTags, "-trimpath", "-ldflags", "-s -w -extldflags=-static", "-o", exe, "../cmd/"+h.name)
+		if b, err := cmd.CombinedOutput(); err != nil {
+			return b, fmt.Errorf("build %s: %w", h.name, err)
+		}
+		data, err := os.ReadFile(exe)
+		if err != nil {
+			return nil, err
+		}
+		sum := sha256.Sum256(data)
+		if err := os.WriteFile(exe+".sha256", []byte(hex.EncodeToString(sum[:])+"\n"), 0o644); err != nil {
+			return nil, err
+		}
+		replace[filepath.Join(repo, h.embed)] = exe
+		replace[filepath.Join(repo, h.embed+".sha256")] = exe + ".sha256"
+	}
+	overlay, err := json.Marshal(map[string]map[string]string{"Replace": replace})
 	if err != nil {
 		return nil, err
 	}
 	if err := os.WriteFile(out+"-overlay.json", overlay, 0o644); err != nil {
 		return nil, err
 	}
-	cmd = exec.Command("go", "build", "-overlay", out+"-overlay.json", "-tags", tags, "-trimpath", "-ldflags", "-extldflags=-static", "-o", out, "..")
+	cmd := exec.Command("go", "build", "-overlay", out+"-overlay.json", "-tags", tags, "-trimpath", "-ldflags", "-extldflags=-static", "-o", out, "..")
 	return cmd.CombinedOutput()
 }

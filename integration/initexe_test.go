@@ -32,10 +32,17 @@ func createdInit(t *testing.T, e *env, id string) (int, [32]byte) {
 // link.
 func installedInit(t *testing.T, sum [32]byte) string {
 	t.Helper()
-	p := filepath.Join(hostBinDir, "vetto-runtime-init-"+hex.EncodeToString(sum[:])[:32])
+	return installedHelper(t, "vetto-runtime-init-", sum)
+}
+
+// installedHelper is the helper executable named by prefix with that
+// digest in hostBinDir, held to what the runtime writes.
+func installedHelper(t *testing.T, prefix string, sum [32]byte) string {
+	t.Helper()
+	p := filepath.Join(hostBinDir, prefix+hex.EncodeToString(sum[:])[:32])
 	var st unix.Stat_t
 	if err := unix.Lstat(p, &st); err != nil {
-		t.Fatalf("the init runs a file that is not the installed init executable: %v", err)
+		t.Fatalf("the process runs a file that is not the installed %s executable: %v", prefix, err)
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Mode&0o7777 != 0o500 || st.Uid != 0 || st.Nlink != 1 {
 		t.Errorf("%s: mode %o, uid %d, %d links; want a regular file of root's, 0500, one link", p, st.Mode, st.Uid, st.Nlink)

@@ -270,3 +270,78 @@ func (e *env) initPid(id string) int {
 	}
 	return int(pid)
 }
+
+// relayExecutable is the sha256 of the file relay pid runs, after it
+// checked that this is the relay executable the runtime wrote into its
+// bin directory and not the runtime's own binary.
+func relayExecutable(t *testing.T, pid int) [32]byte {
+	t.Helper()
+	sum := fileDigest(t, fmt.Sprintf("/proc/%d/exe", pid))
+	if sum == fileDigest(t, binary) {
+		t.Fatalf("the relay (pid %d) runs the runtime's own binary, not the relay executable", pid)
+	}
+	installed := installedHelper(t, "vetto-runtime-relay-", sum)
+	if target, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); err != nil || target != installed {
+		t.Errorf("the relay runs %q (%v), want %s", target, err, installed)
+	}
+	return sum
+}
+
+// The built runtime links none of the relay's code (its HTTP and TLS
+// stacks are what every command would start up otherwise): it starts each
+// relay from the relay executable it embeds, written into its bin
+// directory. A file planted under that name — a script, writable, or a
+// link to one — is never run: create writes the embedded bytes over it,
+// and the relay that serves is the real one, hardened as ever.
+func TestRelayIsTheRelayExecutable(t *testing.T) {
+	e := relayEnv(t)
+	p := policyProject(e)
+	bundle, _ := e.compilePolicy(relayPolicy("up.vetto.test"), p, "true")
+	first := e.id()
+	e.mustVetto("create", "-b", bundle, first)
+	sum := relayExecutable(t, relayOf(t, e, first))
+	e.mustVetto("delete", "--force", first)
+	path := installedHelper(t, "vetto-runtime-relay-", sum)
+
+	marker := filepath.Join(e.tmp, "planted-ran")
+	script := "#!/bin/sh\ntouch " + marker + "\nexec sleep 60\n"
+	elsewhere := filepath.Join(e.tmp, "planted")
+	if err := os.WriteFile(elsewhere, []byte(script), 0o500); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		plant func() error
+	}{
+		{"a script, writable", func() error { return os.WriteFile(path, []byte(script), 0o755) }},
+		{"a symlink to a script", func() error { return os.Symlink(elsewhere, path) }},
+		{"a hard link of a script", func() error { return os.Link(elsewhere, path) }},
+		{"removed", func() error { return nil }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
+				t.Fatal(err)
+			}
+			if err := tc.plant(); err != nil {
+				t.Fatal(err)
+			}
+			id := e.id()
+			r := e.vetto("create", "-b", bundle, id)
+			if _, err := os.Stat(marker); err == nil {
+				t.Error("the planted file ran")
+			}
+			if r.code != 0 {
+				t.Fatalf("create: %s", r)
+			}
+			pid := relayOf(t, e, id)
+			if got := relayExecutable(t, pid); got != sum {
+				t.Errorf("the relay runs a file of sha256 %x, want the embedded %x", got, sum)
+			}
+			status, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+			if !strings.Contains(string(status), "Seccomp:\t2") || !strings.Contains(string(status), "NoNewPrivs:\t1") {
+				t.Errorf("the relay is not hardened:\n%s", status)
+			}
+			e.mustVetto("delete", "--force", id)
+		})
+	}
+}

@@ -32,9 +32,9 @@ var _ runtime.Backend = (*Backend)(nil)
 
 func (*Backend) Name() string { return "linux" }
 
-// UsesBinDir: a build with the init executable embedded keeps it in the
-// runtime's bin directory (initexe_linux.go).
-func (*Backend) UsesBinDir() bool { return embedded.data != "" }
+// UsesBinDir: a build with the helper executables embedded keeps them in
+// the runtime's bin directory (helperexe_linux.go).
+func (*Backend) UsesBinDir() bool { return theInitExes.embeds() || theRelayExes.embeds() }
 
 func (*Backend) ParseSignal(s string) (syscall.Signal, error) { return ParseSignal(s) }
 
@@ -76,7 +76,7 @@ func (b *Backend) Create(req *runtime.CreateRequest) (_ runtime.Container, _ run
 		return nil, nil, err
 	}
 	proc.Init = true
-	proc.InitExecutable = theInitExes.resolve(req.BinDir)
+	proc.InitExecutable = initExecutable(req.BinDir)
 	proc.LogLevel = strconv.Itoa(int(logrus.GetLevel()))
 	if err := preserveFDs(proc, req.PreserveFDs); err != nil {
 		return nil, nil, err

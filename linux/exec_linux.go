@@ -29,7 +29,7 @@ func (c *container) Exec(req *runtime.ExecRequest) (_ int, _ runtime.Foreground,
 		return 0, nil, err
 	}
 	proc.Init = false
-	proc.InitExecutable = theInitExes.resolve(req.BinDir)
+	proc.InitExecutable = initExecutable(req.BinDir)
 	if req.Landlock != "" && !execUnconfined() {
 		// The same ruleset as the container's process, in a domain of its
 		// own: Landlock domains are per process tree, not per container.

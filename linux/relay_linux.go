@@ -2,13 +2,11 @@ package linux
 
 import (
 	"bytes"
-	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
-	"net/netip"
+	"net/textproto"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,74 +19,13 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/vetto-dev/vetto-runtime/hooks"
-	"github.com/vetto-dev/vetto-runtime/relay"
+	"github.com/vetto-dev/vetto-runtime/linux/relaywire"
 	"github.com/vetto-dev/vetto-runtime/runtime"
 )
-
-// RelayArg is the hidden command the runtime re-executes itself as to run
-// a container's egress relay: `vetto-runtime relay <state dir>`. The
-// state directory in argv is what teardown finds a relay by on the host.
-const RelayArg = "relay"
 
 // relayReadyTimeout bounds the wait for a started relay to harden itself
 // and say so.
 const relayReadyTimeout = 10 * time.Second
-
-// relayConfig is what the relay process reads, once, from its config fd:
-// the validated request and where each of its descriptors is.
-type relayConfig struct {
-	ID, Spec, Level string
-	Mode            string
-	Allow           []string
-	Resolvers       []string
-	HostAddrs       []netip.Addr
-	TestHosts       map[string][]netip.Addr
-	Exempt          []netip.Prefix
-	CheckSNI        bool
-	UID             uint32
-	// Credentials are secrets: this struct goes over the config pipe
-	// and nowhere else (never argv, the environment or a file).
-	Credentials []relayCredential `json:",omitempty"`
-	RootCAs     []byte            `json:",omitempty"` // PEM
-
-	ReadyFd, InitFd, StatsFd int
-	AuditFds                 []int
-	Listeners                []relayListener
-}
-
-type relayListener struct {
-	Name, Kind string
-	Fd         int
-	Stream     bool
-	Port       uint16
-}
-
-// relayConfigFd is where the relay finds its config: the first of
-// ExtraFiles.
-const relayConfigFd = 3
-
-type relayCredential struct{ Host, Header, Value string }
-
-// settings are the relay's settings; with credentials, the roots their
-// upstreams are verified with are parsed from RootCAs here, before the
-// relay loses its files: it never reads the system's.
-func (c *relayConfig) settings() (relay.Settings, error) {
-	s := relay.Settings{
-		Mode: relay.Mode(c.Mode), Allow: c.Allow, CheckSNI: c.CheckSNI,
-		Resolvers: c.Resolvers, HostAddrs: c.HostAddrs, TestHosts: c.TestHosts, Exempt: c.Exempt,
-	}
-	if len(c.Credentials) == 0 {
-		return s, nil
-	}
-	for _, cr := range c.Credentials {
-		s.Credentials = append(s.Credentials, relay.Credential{Host: cr.Host, Header: cr.Header, Value: cr.Value})
-	}
-	s.RootCAs = x509.NewCertPool()
-	if !s.RootCAs.AppendCertsFromPEM(c.RootCAs) {
-		return s, errors.New("credentials: the CA bundle holds no certificate")
-	}
-	return s, nil
-}
 
 // credentialsCheck is the pre-launch check that the relay loaded exactly
 // the credentials the runtime read, by host and header (never a value):
@@ -96,7 +33,7 @@ func (c *relayConfig) settings() (relay.Settings, error) {
 func credentialsCheck(want []runtime.RelayCredential, got []string) hooks.Result {
 	var exp []string
 	for _, c := range want {
-		exp = append(exp, fmt.Sprintf("%s:%d %s", c.Host, relay.DefaultCredentialPort, http.CanonicalHeaderKey(c.Header)))
+		exp = append(exp, fmt.Sprintf("%s:%d %s", c.Host, relaywire.CredentialPort, textproto.CanonicalMIMEHeaderKey(c.Header)))
 	}
 	sort.Strings(exp)
 	r := hooks.Result{
@@ -118,27 +55,17 @@ var _ runtime.RelayBackend = (*Backend)(nil)
 // checks them from the host and, when they pass, starts the relay process
 // with them and checks it too (runtime.RelayBackend).
 func (b *Backend) StartRelay(rc runtime.Container, req *runtime.RelayRequest) (_ *runtime.RelayProcess, checks []hooks.Result, retErr error) {
-	cfg := &relayConfig{
+	exe, err := b.relayExecutable(req)
+	if err != nil {
+		return nil, nil, runtime.Errorf(runtime.ErrPreLaunchFailed, "relay executable: %w", err)
+	}
+	cfg := &relaywire.Config{
 		ID: req.ID, Spec: req.SpecHash, Level: req.Level, Mode: req.Mode, Allow: req.Allow,
 		Resolvers: req.Resolvers, HostAddrs: req.HostAddrs, TestHosts: req.TestHosts, Exempt: req.Exempt,
 		CheckSNI: req.CheckSNI, UID: req.UID, RootCAs: req.RootCAs,
 	}
 	for _, c := range req.Credentials {
-		cfg.Credentials = append(cfg.Credentials, relayCredential{Host: c.Host, Header: c.Header, Value: c.Value})
-	}
-	// The relay would refuse the same settings after it started; say so
-	// before anything is made. A credential it refuses (a host the rules
-	// do not allow on 443) refuses the launch as not established.
-	settings, err := cfg.settings()
-	if err != nil {
-		return nil, nil, runtime.Errorf(runtime.ErrPreLaunchFailed, "relay settings: %w", err)
-	}
-	if _, err := relay.NewConfig(settings); err != nil {
-		kind := runtime.ErrInvalidInput
-		if len(req.Credentials) > 0 && strings.Contains(err.Error(), "credentials[") {
-			kind = runtime.ErrPreLaunchFailed
-		}
-		return nil, nil, runtime.Errorf(kind, "relay settings: %w", err)
+		cfg.Credentials = append(cfg.Credentials, relaywire.Credential{Host: c.Host, Header: c.Header, Value: c.Value})
 	}
 	pid := rc.InitPid()
 	pidfd, err := unix.PidfdOpen(pid, 0)
@@ -204,7 +131,7 @@ func (b *Backend) StartRelay(rc runtime.Container, req *runtime.RelayRequest) (_
 		cfg.AuditFds = append(cfg.AuditFds, add(f))
 	}
 	for _, s := range socks {
-		cfg.Listeners = append(cfg.Listeners, relayListener{Name: s.Name, Kind: s.Kind, Stream: s.Stream, Port: s.Port, Fd: add(s.file)})
+		cfg.Listeners = append(cfg.Listeners, relaywire.Listener{Name: s.Name, Kind: s.Kind, Stream: s.Stream, Port: s.Port, Fd: add(s.file)})
 	}
 	logFile, err := os.OpenFile(filepath.Join(req.Dir, runtime.RelayLogFile), os.O_WRONLY|os.O_APPEND|os.O_CREATE|unix.O_NOFOLLOW, 0o600)
 	if err != nil {
@@ -217,8 +144,8 @@ func (b *Backend) StartRelay(rc runtime.Container, req *runtime.RelayRequest) (_
 	}
 
 	cmd := &exec.Cmd{
-		Path:       req.Self,
-		Args:       []string{req.Self, RelayArg, req.Dir},
+		Path:       exe,
+		Args:       []string{exe, relaywire.Arg, req.Dir},
 		Env:        []string{},
 		Dir:        "/",
 		Stderr:     logFile,
@@ -245,6 +172,16 @@ func (b *Backend) StartRelay(rc runtime.Container, req *runtime.RelayRequest) (_
 	}
 	cfgW.Close()
 	loaded, err := waitRelayReady(readyR)
+	if errors.Is(err, relaywire.ErrRefused) {
+		// The relay's own validation (relay.NewConfig), which it runs
+		// before anything else: the request's settings, or a credential
+		// it cannot serve, which refuses the launch as not established.
+		kind := runtime.ErrInvalidInput
+		if len(req.Credentials) > 0 && strings.Contains(err.Error(), "credentials") {
+			kind = runtime.ErrPreLaunchFailed
+		}
+		return nil, nil, runtime.Errorf(kind, "relay settings: %w", err)
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("relay process %d: %w%s", cmd.Process.Pid, err, logTail(filepath.Join(req.Dir, runtime.RelayLogFile)))
 	}
@@ -264,33 +201,20 @@ func (b *Backend) StartRelay(rc runtime.Container, req *runtime.RelayRequest) (_
 	return p, checks, nil
 }
 
-// waitRelayReady reads the relay's one line: "ready" once it is hardened
-// and listening, followed, when it holds credentials, by a JSON array of
-// what it loaded (relay.Config.CredentialHosts: host:port and header, no
-// value); or what failed.
+// waitRelayReady reads the relay's one line (relaywire.ParseReady): the
+// credentials it loaded once it is hardened and listening, or what failed.
 func waitRelayReady(r *os.File) ([]string, error) {
 	if err := r.SetReadDeadline(time.Now().Add(relayReadyTimeout)); err != nil {
 		return nil, err
 	}
 	line, err := io.ReadAll(io.LimitReader(r, 64<<10))
-	msg := strings.TrimSpace(string(line))
-	switch {
-	case msg == "ready":
-		return nil, nil
-	case strings.HasPrefix(msg, "ready "):
-		var loaded []string
-		if err := json.Unmarshal([]byte(strings.TrimPrefix(msg, "ready ")), &loaded); err != nil {
-			return nil, fmt.Errorf("ready line: %w", err)
-		}
-		return loaded, nil
-	case errors.Is(err, os.ErrDeadlineExceeded):
+	if errors.Is(err, os.ErrDeadlineExceeded) && len(line) == 0 {
 		return nil, fmt.Errorf("not ready after %s", relayReadyTimeout)
-	case msg != "":
-		return nil, errors.New(strings.TrimPrefix(msg, "error: "))
-	case err != nil:
+	}
+	if err != nil && len(line) == 0 {
 		return nil, err
 	}
-	return nil, errors.New("exited before it was ready")
+	return relaywire.ParseReady(string(line))
 }
 
 // logTail is the end of the relay's log, for an error message.
@@ -391,9 +315,27 @@ func exited(pidfd int, timeout time.Duration) bool {
 	}
 }
 
+// relayExecutable is the file a relay process runs: the relay executable
+// this build embeds, written into the runtime's bin directory; or, in a
+// build that embeds none, this binary itself (which then links the relay,
+// platform/relay_self_linux.go).
+func (b *Backend) relayExecutable(req *runtime.RelayRequest) (string, error) {
+	if !theRelayExes.embeds() {
+		if req.Self == "" {
+			return "", errors.New("the runtime does not know its own executable")
+		}
+		return req.Self, nil
+	}
+	if req.BinDir == "" {
+		return "", errors.New("no bin directory to keep it in")
+	}
+	return theRelayExes.resolve(req.BinDir)
+}
+
 // relaysOf scans the host's processes for the relays of the container
-// whose state is in dir: argv exactly [*, "relay", dir], running this
-// very binary, and not yet exited (a zombie serves nothing).
+// whose state is in dir: argv exactly [*, "relay", dir], running a relay
+// executable (isRelayExecutable), and not yet exited (a zombie serves
+// nothing).
 func relaysOf(dir string) ([]int, error) {
 	self, err := os.Stat("/proc/self/exe")
 	if err != nil {
@@ -414,11 +356,10 @@ func relaysOf(dir string) ([]int, error) {
 			continue
 		}
 		args := strings.Split(strings.TrimSuffix(string(argv), "\x00"), "\x00")
-		if len(args) != 3 || args[1] != RelayArg || args[2] != dir {
+		if len(args) != 3 || args[1] != relaywire.Arg || args[2] != dir {
 			continue
 		}
-		exe, err := os.Stat("/proc/" + e.Name() + "/exe")
-		if err != nil || !os.SameFile(exe, self) {
+		if !isRelayExecutable(e.Name(), self) {
 			continue
 		}
 		if ps, err := (hooks.ProcFacts{}).ProcStat(pid); err != nil || ps.Gone() {
@@ -427,4 +368,27 @@ func relaysOf(dir string) ([]int, error) {
 		out = append(out, pid)
 	}
 	return out, nil
+}
+
+// isRelayExecutable says whether process pid runs a relay executable: this
+// very binary (a build that is its own relay), or a relay executable some
+// build of the runtime wrote into a bin directory — named by the prefix,
+// and, as the runtime writes it, this user's, 0500 and one link, which no
+// other user can make (a process that merely names itself a relay is
+// never waited for or killed).
+func isRelayExecutable(pid string, self os.FileInfo) bool {
+	exe, err := os.Stat("/proc/" + pid + "/exe")
+	if err != nil {
+		return false
+	}
+	if os.SameFile(exe, self) {
+		return true
+	}
+	target, err := os.Readlink("/proc/" + pid + "/exe")
+	if err != nil || !strings.HasPrefix(filepath.Base(target), relayExePrefix) {
+		return false
+	}
+	st, ok := exe.Sys().(*syscall.Stat_t)
+	return ok && exe.Mode().IsRegular() && exe.Mode().Perm() == 0o500 && exe.Mode()&(os.ModeSetuid|os.ModeSetgid) == 0 &&
+		int(st.Uid) == os.Geteuid() && st.Nlink == 1
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/vetto-dev/vetto-runtime/hooks"
 	"github.com/vetto-dev/vetto-runtime/linux"
 	"github.com/vetto-dev/vetto-runtime/linux/containerinit"
+	"github.com/vetto-dev/vetto-runtime/linux/relaywire"
 	"github.com/vetto-dev/vetto-runtime/runtime"
 )
 
@@ -18,11 +19,12 @@ func InitIfRequested() { containerinit.IfRequested(os.Args) }
 
 // shimIfRequested runs what the runtime re-executes itself as, other than
 // a container's init (whose pre-exec step runs inside linux.Init): the
-// egress relay ("vetto-runtime relay") and doctor's user-namespace probe.
-// It returns (with the exit status, true) only for those.
+// egress relay ("vetto-runtime relay", in a build that embeds no relay
+// executable: relay_self_linux.go) and doctor's user-namespace probe. It
+// returns (with the exit status, true) only for those.
 func shimIfRequested(args []string) (int, bool) {
-	if len(args) > 1 && args[1] == linux.RelayArg {
-		return linux.RelayMain(args), true
+	if len(args) > 1 && args[1] == relaywire.Arg {
+		return relayMain(args), true
 	}
 	if len(args) == 3 && args[1] == linux.UsernsProbeArg {
 		// doctor's rootless probe, in the namespaces it made.

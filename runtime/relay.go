@@ -73,8 +73,12 @@ type RelayRequest struct {
 	// AuditLogs are the files every decision is appended to: the
 	// container's audit.jsonl and the host-wide --audit-log.
 	AuditLogs []string
-	// Self is the runtime binary the relay process runs.
+	// Self is the runtime's binary: the relay process runs it in a build
+	// that embeds no relay executable.
 	Self string
+	// BinDir is CreateRequest's: where a backend keeps the relay
+	// executable it embeds.
+	BinDir string
 	// UID is the unprivileged uid and gid the relay runs as.
 	UID uint32
 	// Resolvers are the upstream DNS servers: [relay] resolvers, or the
@@ -187,7 +191,7 @@ func (r *Runtime) relayRequest(cr *created, mode string, allow []string) (*Relay
 		ID: cr.rec.ID, SpecHash: cr.rec.SpecHash, Level: cr.rec.Level.String(),
 		Mode: mode, Allow: allow, Dir: dir,
 		AuditLogs: []string{filepath.Join(dir, auditFile)},
-		Self:      r.Self, UID: r.Config.relayUID(), CheckSNI: rc.CheckSNI,
+		Self:      r.Self, BinDir: r.binDir(), UID: r.Config.relayUID(), CheckSNI: rc.CheckSNI,
 		Resolvers: rc.Resolvers,
 	}
 	if r.Store.AuditLog != "" {

@@ -65,18 +65,22 @@ vm-build: build
 		[ -f $$d/main.go ] || continue; \
 		CGO_ENABLED=0 $(GO) build -trimpath -o $(VM_IN)/prebuilt/$$(basename $$d) ./$$d || exit 1; \
 	done
-	# Each variant as buildRuntime builds it: its init executable with the
-	# same extra tag, embedded through -overlay.
+	# Each variant as buildRuntime builds it: its init and relay
+	# executables with the same extra tag, embedded through -overlay.
 	cd integration && for t in $(VM_RUNTIME_VARIANTS); do \
-		init=$(VM_IN)/prebuilt/vetto-runtime-init+$$t; \
-		$(GO) build -tags "$$(echo $(INIT_TAGS) | tr ' ' ,),$$t" -trimpath -ldflags "-s -w -extldflags=-static" \
-			-o $$init ../cmd/vetto-runtime-init || exit 1; \
-		sha256sum $$init | cut -d' ' -f1 >$$init.sha256; \
-		printf '{"Replace":{"%s":"%s","%s":"%s"}}' "$(CURDIR)/$(INIT_EXE)" "$$init" \
-			"$(CURDIR)/$(INIT_EXE).sha256" "$$init.sha256" >$$init.overlay.json; \
+		init=$(VM_IN)/prebuilt/vetto-runtime-init+$$t; relay=$(VM_IN)/prebuilt/vetto-runtime-relay+$$t; \
+		for h in init relay; do \
+			out=$(VM_IN)/prebuilt/vetto-runtime-$$h+$$t; \
+			$(GO) build -tags "$$(echo $(INIT_TAGS) | tr ' ' ,),$$t" -trimpath -ldflags "-s -w -extldflags=-static" \
+				-o $$out ../cmd/vetto-runtime-$$h || exit 1; \
+			sha256sum $$out | cut -d' ' -f1 >$$out.sha256; \
+		done; \
+		printf '{"Replace":{"%s":"%s","%s":"%s","%s":"%s","%s":"%s"}}' \
+			"$(CURDIR)/$(INIT_EXE)" "$$init" "$(CURDIR)/$(INIT_EXE).sha256" "$$init.sha256" \
+			"$(CURDIR)/$(RELAY_EXE)" "$$relay" "$(CURDIR)/$(RELAY_EXE).sha256" "$$relay.sha256" >$$init.overlay.json; \
 		$(GO) build -overlay $$init.overlay.json -tags "$$(echo $(TAGS) | tr ' ' ,),embedinit,$$t" -trimpath -ldflags -extldflags=-static \
 			-o $(VM_IN)/prebuilt/vetto-runtime+$$t .. || exit 1; \
-		rm $$init.sha256 $$init.overlay.json; \
+		rm $$init.sha256 $$relay.sha256 $$init.overlay.json; \
 	done
 	cp vm/guest/go $(VM_IN)/go
 	@for f in $(VM_IN)/vetto-runtime $(VM_IN)/integration.test $(VM_IN)/prebuilt/*; do \

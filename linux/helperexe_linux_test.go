@@ -12,9 +12,15 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-func testInit(data string) embeddedInit {
+func testInit(data string) embeddedExe {
 	sum := sha256.Sum256([]byte(data))
-	return embeddedInit{data: data, sum: hex.EncodeToString(sum[:])}
+	return embeddedExe{prefix: initExePrefix, data: data, sum: hex.EncodeToString(sum[:])}
+}
+
+func testRelay(data string) embeddedExe {
+	exe := testInit(data)
+	exe.prefix = relayExePrefix
+	return exe
 }
 
 func inodeOf(t *testing.T, path string) uint64 {
@@ -26,12 +32,17 @@ func inodeOf(t *testing.T, path string) uint64 {
 	return st.Ino
 }
 
-// A file under the init executable's name is run only if it is the one a
+// A file under a helper executable's name is run only if it is the one a
 // runtime of this build wrote: each planted or damaged file below is
-// replaced by the embedded bytes, never started from.
+// replaced by the embedded bytes, never started from. The init runs it
+// inside the container, the relay on the host.
 func TestInitExecutableInstall(t *testing.T) {
-	exe := testInit("#!the init executable, as make build embeds it\n")
-	name := initExeName(exe.sum)
+	t.Run("init", func(t *testing.T) { testInstall(t, testInit("#!the init executable, as make build embeds it\n")) })
+	t.Run("relay", func(t *testing.T) { testInstall(t, testRelay("#!the relay executable, as make build embeds it\n")) })
+}
+
+func testInstall(t *testing.T, exe embeddedExe) {
+	name := exe.name()
 	other := filepath.Join(t.TempDir(), "elsewhere")
 	if err := os.WriteFile(other, []byte(exe.data), 0o500); err != nil {
 		t.Fatal(err)
@@ -146,19 +157,20 @@ func TestInitExecutableDigestMismatch(t *testing.T) {
 	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
 		t.Errorf("left %d files", len(ents))
 	}
-	if p := (&initExes{exe: exe}).resolve(dir); p != "" {
-		t.Errorf("resolve: %q, want \"\" (start inits from the runtime's binary)", p)
+	if p, err := (&helperExes{exe: exe}).resolve(dir); p != "" || err == nil {
+		t.Errorf("resolve: %q, %v; want \"\" and the error", p, err)
 	}
-	if p := (&initExes{}).resolve(dir); p != "" {
-		t.Errorf("resolve without an embedded executable: %q", p)
+	if p, err := (&helperExes{}).resolve(dir); p != "" || err != nil {
+		t.Errorf("resolve without an embedded executable: %q, %v", p, err)
 	}
-	if p := (&initExes{exe: testInit("x")}).resolve(""); p != "" {
-		t.Errorf("resolve without a directory: %q", p)
+	if p, err := (&helperExes{exe: testInit("x")}).resolve(""); p != "" || err != nil {
+		t.Errorf("resolve without a directory: %q, %v", p, err)
 	}
 }
 
-// Other builds' executables are pruned to the most recent keepInitExes,
-// and a write that died long ago is cleaned up; one in progress is not.
+// Other builds' executables are pruned to the most recent keepHelperExes
+// of each helper, and a write that died long ago is cleaned up; one in
+// progress is not. The other helper's files are not this one's to prune.
 func TestInitExecutablePrune(t *testing.T) {
 	dir := t.TempDir()
 	now := time.Now()
@@ -183,9 +195,13 @@ func TestInitExecutablePrune(t *testing.T) {
 	if err := os.Chtimes(stale, now.Add(-time.Hour), now.Add(-time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	unrelated := filepath.Join(dir, "something-else")
-	if err := os.WriteFile(unrelated, nil, 0o600); err != nil {
-		t.Fatal(err)
+	for _, n := range []string{"something-else", relayExePrefix + "a", ".relay-stale"} {
+		if err := os.WriteFile(filepath.Join(dir, n), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(filepath.Join(dir, n), now.Add(-time.Hour), now.Add(-time.Hour)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	exe := testInit("this build's init")
 	p, err := exe.install(dir)
@@ -197,7 +213,7 @@ func TestInitExecutablePrune(t *testing.T) {
 	for _, e := range ents {
 		left = append(left, e.Name())
 	}
-	want := append([]string{".init-writing", filepath.Base(p), "something-else"}, olds[:keepInitExes]...)
+	want := append([]string{".init-writing", ".relay-stale", filepath.Base(p), "something-else", relayExePrefix + "a"}, olds[:keepHelperExes]...)
 	slices.Sort(want)
 	if !slices.Equal(left, want) {
 		t.Errorf("left %v, want %v", left, want)

@@ -1,7 +1,8 @@
-package linux
+package relayproc
 
 import (
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,29 +15,54 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/vetto-dev/vetto-runtime/linux/relaywire"
 	"github.com/vetto-dev/vetto-runtime/relay"
 )
 
-// RelayMain is the hidden `vetto-runtime relay <state dir>` command: one
-// container's egress relay (docs/network.md). It reads its config from fd 3,
-// takes its listeners, init pidfd, stats and audit files from the fds the
-// config names, hardens itself (relay_harden_linux.go), says "ready" on
-// the ready fd and serves until the container's init exits or it is told
-// to stop (SIGTERM). Its exit status is 0 after a clean stop. It never
-// opens a file or a listener of its own.
-func RelayMain(args []string) int {
+// Settings are the relay's settings from its config; with credentials,
+// the roots their upstreams are verified with are parsed from RootCAs
+// here, before the relay loses its files: it never reads the system's.
+func Settings(c *relaywire.Config) (relay.Settings, error) {
+	s := relay.Settings{
+		Mode: relay.Mode(c.Mode), Allow: c.Allow, CheckSNI: c.CheckSNI,
+		Resolvers: c.Resolvers, HostAddrs: c.HostAddrs, TestHosts: c.TestHosts, Exempt: c.Exempt,
+	}
+	if len(c.Credentials) == 0 {
+		return s, nil
+	}
+	for _, cr := range c.Credentials {
+		s.Credentials = append(s.Credentials, relay.Credential{Host: cr.Host, Header: cr.Header, Value: cr.Value})
+	}
+	s.RootCAs = x509.NewCertPool()
+	if !s.RootCAs.AppendCertsFromPEM(c.RootCAs) {
+		return s, errors.New("credentials: the CA bundle holds no certificate")
+	}
+	return s, nil
+}
+
+// Main is a container's egress relay (docs/network.md): the relay
+// executable's whole life, `vetto-runtime-relay relay <state dir>`,
+// started by the runtime's create (linux.StartRelay) and by nothing else.
+// It reads its config from fd 3, takes its listeners, init pidfd, stats
+// and audit files from the fds the config names, hardens itself
+// (harden_linux.go), answers on the ready fd (relaywire.Ready) and serves
+// until the container's init exits or it is told to stop (SIGTERM). Its
+// exit status is 0 after a clean stop. It never opens a file or a
+// listener of its own.
+func Main(args []string) int {
 	ready := os.NewFile(4, "ready") // until the config says otherwise
-	fail := func(err error) int {
+	answer := func(kind string, err error) int {
 		fmt.Fprintf(os.Stderr, "vetto-runtime relay: %v\n", err)
 		if ready != nil {
-			fmt.Fprintf(ready, "error: %v\n", err)
+			fmt.Fprintf(ready, "%s: %v\n", kind, err)
 		}
 		return 1
 	}
-	if len(args) != 3 {
-		return fail(errors.New("usage: vetto-runtime relay <state dir> (started by create, not by hand)"))
+	fail := func(err error) int { return answer("error", err) }
+	if len(args) != 3 || args[1] != relaywire.Arg {
+		return fail(errors.New("usage: vetto-runtime-relay relay <state dir> (started by vetto-runtime create, not by hand)"))
 	}
-	cfgFile := os.NewFile(relayConfigFd, "config")
+	cfgFile := os.NewFile(relaywire.ConfigFd, "config")
 	if cfgFile == nil {
 		return fail(errors.New("no config fd"))
 	}
@@ -47,34 +73,30 @@ func RelayMain(args []string) int {
 	if err != nil {
 		return fail(fmt.Errorf("read config: %w", err))
 	}
-	var cfg relayConfig
+	var cfg relaywire.Config
 	if err := json.Unmarshal(data, &cfg); err != nil {
 		return fail(fmt.Errorf("read config: %w", err))
 	}
 	if cfg.ReadyFd != 4 {
 		ready = os.NewFile(uintptr(cfg.ReadyFd), "ready")
 	}
-	settings, err := cfg.settings()
+	settings, err := Settings(&cfg)
 	if err != nil {
-		return fail(err)
+		return answer("refused", err)
 	}
 	rcfg, err := relay.NewConfig(settings)
 	if err != nil {
-		return fail(err)
+		// Before anything was touched: the runtime refuses the
+		// request, by this line.
+		return answer("refused", err)
 	}
 	// The values are the relay's now, in rcfg; these copies go, and the
 	// config's bytes (which held them) are overwritten.
 	cfg.Credentials, settings.Credentials = nil, nil
 	clear(data)
-	readyLine := "ready\n"
-	if hosts := rcfg.CredentialHosts(); len(hosts) > 0 {
-		// What it loaded, by host and header: the runtime's
-		// relay/credentials check compares it with what it read.
-		b, err := json.Marshal(hosts)
-		if err != nil {
-			return fail(err)
-		}
-		readyLine = "ready " + string(b) + "\n"
+	readyLine, err := relaywire.Ready(rcfg.CredentialHosts())
+	if err != nil {
+		return fail(err)
 	}
 	ls, err := relayListeners(cfg.Listeners)
 	if err != nil {
@@ -133,7 +155,7 @@ func RelayMain(args []string) int {
 
 // relayListeners wraps the inherited sockets for relay.Serve; the IPv4 and
 // ::1 twins of a port are served as one.
-func relayListeners(list []relayListener) (relay.Listeners, error) {
+func relayListeners(list []relaywire.Listener) (relay.Listeners, error) {
 	var ls relay.Listeners
 	var proxy, dnsTCP []net.Listener
 	var dnsUDP []net.PacketConn
