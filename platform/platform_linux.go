@@ -100,3 +100,8 @@ const MonitorSupported = true
 func MonitorFaultOff() bool {
 	return linux.FaultInjection && os.Getenv("TESTONLY_VETTO_FAULT") == "no-monitor"
 }
+
+// warmBackendCodecs is the backend's part of WarmCodecs.
+func warmBackendCodecs() {
+	linux.WarmCodecs()
+}

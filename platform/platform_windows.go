@@ -36,3 +36,6 @@ func HostFacts() hooks.Facts { return nil }
 const MonitorSupported = false
 
 func MonitorFaultOff() bool { return false }
+
+// warmBackendCodecs is the backend's part of WarmCodecs.
+func warmBackendCodecs() { /* this backend encodes nothing of its own on a command's path */ }
