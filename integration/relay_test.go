@@ -344,4 +344,27 @@ func TestRelayIsTheRelayExecutable(t *testing.T) {
 			e.mustVetto("delete", "--force", id)
 		})
 	}
+
+	// A name the runtime cannot put its file under (a directory there,
+	// which no rename replaces): there is no relay to start, and a
+	// container whose network is the relay's is refused as not
+	// established, leaving nothing; nothing else is run in its place.
+	t.Run("a directory in its place", func(t *testing.T) {
+		if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		if err := os.Mkdir(path, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.Remove(path) })
+		id := e.id()
+		r := e.vetto("run", "-b", bundle, id)
+		if r.code != 125 || !strings.Contains(r.stderr, "relay executable") {
+			t.Fatalf("run: %s; want exit 125 naming the relay executable", r)
+		}
+		e.assertNothingLeft(id)
+		if left := relayProcesses(e.root); len(left) > 0 {
+			t.Errorf("relay left after a refused launch: %v", left)
+		}
+	})
 }
