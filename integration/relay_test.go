@@ -305,10 +305,14 @@ func TestRelayIsTheRelayExecutable(t *testing.T) {
 
 	marker := filepath.Join(e.tmp, "planted-ran")
 	script := "#!/bin/sh\ntouch " + marker + "\nexec sleep 60\n"
-	elsewhere := filepath.Join(e.tmp, "planted")
+	// Beside the executable, on its file system: a hard link cannot cross
+	// to the test's temporary directory where /tmp is a tmpfs (Debian 13).
+	// No helper's prefix, so no prune touches it; removed at the end.
+	elsewhere := filepath.Join(filepath.Dir(path), ".test-planted-"+e.id())
 	if err := os.WriteFile(elsewhere, []byte(script), 0o500); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { os.Remove(elsewhere) })
 	for _, tc := range []struct {
 		name  string
 		plant func() error
