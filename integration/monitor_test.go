@@ -205,39 +205,51 @@ func monitorsOf(id string) []int {
 	return out
 }
 
-// A start begins the container's monitor once the program runs, before it
-// knows whether the launch will hold. A start that then fails must not
-// leave that monitor behind: not for the container's life, not for the
-// one look it would take to find the start failed. A poststart hook that
-// fails (after verification passed) comes after the monitor was begun; a
-// P3 canary FAIL (before the program runs) comes before, and must not
-// begin one.
+// A create begins the container's monitor, before it knows whether the
+// launch will hold. A start that then fails must not leave that monitor
+// behind: not for the container's life, not for the one look it would
+// take to find the start failed (a poststart hook that fails, after
+// verification passed). Nor must a create that fails after it began one:
+// a P3 canary FAIL, judged at create before the program could run.
 func TestFailedStartLeavesNoMonitor(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		edit func(*specs.Spec)
+		// atCreate: the create itself fails (the canaries are judged there).
+		atCreate bool
 	}{
 		{"poststart hook fails", func(s *specs.Spec) {
 			hookSet(s, "poststart", hookShell("exit 1"))
-		}},
+		}, false},
 		{"canary FAIL", func(s *specs.Spec) {
 			// The host's network, annotated as none: the loopback
 			// canary reaches the host, P3/loopback-connect FAILs.
 			withoutNamespace(specs.NetworkNamespace)(s)
 			s.Annotations = map[string]string{"dev.vetto.net": "none"}
-		}},
+		}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
 			id := e.id()
-			e.mustVetto("create", "-b", e.bundle([]string{"sleep", "1000"}, tc.edit), id)
-			if r := e.vetto("start", id); r.code == 0 {
-				t.Fatalf("start: %s; want it to fail", r)
+			defer e.vetto("delete", "--force", id)
+			b := e.bundle([]string{"sleep", "1000"}, tc.edit)
+			if tc.atCreate {
+				if r := e.vetto("create", "-b", b, id); r.code != 125 || !strings.Contains(r.stderr, "P3/loopback-connect: FAIL") {
+					t.Fatalf("create: %s; want 125 naming P3/loopback-connect: FAIL", r)
+				}
+			} else {
+				e.mustVetto("create", "-b", b, id)
+				if r := e.vetto("start", id); r.code == 0 {
+					t.Fatalf("start: %s; want it to fail", r)
+				}
 			}
 			if m := monitorsOf(id); len(m) > 0 {
-				t.Fatalf("monitor %v of %s alive after its start failed", m, id)
+				t.Fatalf("monitor %v of %s alive after its launch failed", m, id)
 			}
-			e.mustVetto("delete", "--force", id)
+			if !tc.atCreate {
+				e.mustVetto("delete", "--force", id)
+			}
+			e.assertNothingLeft(id)
 		})
 	}
 }

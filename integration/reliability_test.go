@@ -135,22 +135,20 @@ func TestLockWaitSaysWhoHoldsIt(t *testing.T) {
 	b := e.bundle([]string{"true"}, func(s *specs.Spec) {
 		s.Process.Env = append(s.Process.Env, "TESTONLY_VETTO_FAULT=shim-pause:3s")
 	})
-	if r := e.runCmd(vettoCmdWith(e, fb, "create", "-b", b, id)); r.code != 0 {
-		t.Fatalf("create: %s", r)
-	}
-	start := vettoCmdWith(e, fb, "start", id)
-	if err := start.Start(); err != nil {
+	// create holds the lock while the init pauses in its pre-exec step,
+	// where it makes its canaries.
+	create := vettoCmdWith(e, fb, "create", "-b", b, id)
+	if err := create.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer start.Wait()
-	// start holds the lock while the init pauses in its pre-exec step.
+	defer create.Wait()
 	time.Sleep(500 * time.Millisecond)
 	r := e.vetto("delete", "--force", id)
 	if r.code != 0 {
-		t.Fatalf("delete --force behind a start: %s", r)
+		t.Fatalf("delete --force behind a create: %s", r)
 	}
-	if want := fmt.Sprintf("is locked by pid %d (", start.Process.Pid); !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, " start ") {
-		t.Fatalf("delete --force waited without naming the start that held the lock: %q; want %q", r.stderr, want)
+	if want := fmt.Sprintf("is locked by pid %d (", create.Process.Pid); !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, " create ") {
+		t.Fatalf("delete --force waited without naming the create that held the lock: %q; want %q", r.stderr, want)
 	}
 	e.assertNothingLeft(id)
 }

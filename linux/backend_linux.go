@@ -96,6 +96,7 @@ func (b *Backend) Create(req *runtime.CreateRequest) (_ runtime.Container, _ run
 			// closes this one before the exec.
 			proc.ExtraFiles = append(proc.ExtraFiles, ln)
 			step.CanaryFD = 2 + len(proc.ExtraFiles)
+			proc.PreExecAtCreate = req.CanaryAtCreate
 		}
 		proc.Rlimits, proc.FinalRlimits = deferRlimits(proc.Rlimits)
 		proc.PreExec = step.Encode()

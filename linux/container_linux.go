@@ -43,6 +43,9 @@ type container struct {
 	// (Start, Proceed); startExe the file the init ran before start.
 	canary   net.Conn
 	startExe [2]uint64
+	// canaryAtCreate: the init made its canaries at create (Canaries),
+	// and start only lets it exec.
+	canaryAtCreate bool
 	// root is the init's root, held across start with its mount
 	// namespace (HoldRoot): the executable can still be looked at once
 	// the init is gone.
@@ -223,18 +226,35 @@ func (c *container) Start(sp *specs.Spec, ask *canary.Config) (*canary.Report, e
 	if ask == nil {
 		return nil, c.waitExec(pid, before)
 	}
+	rep, err := c.exchangeCanaries(ask)
+	if err != nil {
+		return nil, fmt.Errorf("start %q: %w", c.ID(), err)
+	}
+	return rep, nil
+}
+
+// Canaries runs the canaries of an init built to make them at create
+// (CreateRequest.CanaryAtCreate), waiting in its pre-exec step.
+func (c *container) Canaries(ask *canary.Config) (*canary.Report, error) {
+	c.canaryAtCreate = true
+	return c.exchangeCanaries(ask)
+}
+
+// exchangeCanaries sends the plan to the init's pre-exec step and returns
+// its report; the step then waits for Proceed.
+func (c *container) exchangeCanaries(ask *canary.Config) (*canary.Report, error) {
 	conn, err := dialCanary(c.dir)
 	if err != nil {
-		return nil, fmt.Errorf("start %q: the container's exec shim: %w", c.ID(), err)
+		return nil, fmt.Errorf("the container's exec shim: %w", err)
 	}
 	c.canary = conn
 	_ = conn.SetDeadline(time.Now().Add(canaryExchange))
 	if err := canary.WriteMessage(conn, ask); err != nil {
-		return nil, fmt.Errorf("start %q: send the canary plan: %w", c.ID(), err)
+		return nil, fmt.Errorf("send the canary plan: %w", err)
 	}
 	var rep canary.Report
 	if err := canary.ReadMessage(conn, &rep); err != nil {
-		return nil, fmt.Errorf("start %q: the exec shim's canary report: %w", c.ID(), err)
+		return nil, fmt.Errorf("the exec shim's canary report: %w", err)
 	}
 	return &rep, nil
 }
@@ -253,9 +273,11 @@ func (c *container) Proceed(exec bool) error {
 		verdict = canary.VerdictExec
 	}
 	if err := canary.WriteMessage(conn, verdict); err != nil {
-		return fmt.Errorf("start %q: send the verdict to the exec shim: %w", c.ID(), err)
+		return fmt.Errorf("send the verdict to the exec shim of %q: %w", c.ID(), err)
 	}
-	if !exec {
+	if !exec || c.canaryAtCreate {
+		// At create, exec lets the init wait for start, which
+		// returns once it has exec'd (Start, without canaries).
 		return nil
 	}
 	return c.waitExecClosed(conn, c.InitPid(), c.startExe)

@@ -130,13 +130,17 @@ type CreateRequest struct {
 	// run under, as the plan decided it; empty for none. The init
 	// restricts itself with it in its pre-exec step.
 	Landlock string
-	// Canary asks for the post-launch canaries in the process's own
-	// domain: at start the init's pre-exec step makes the canaries'
-	// attempts before it execs (Start, Proceed).
-	Canary        bool
-	NoPivot       bool
-	NoNewKeyring  bool
-	SystemdCgroup bool
+	// Canary asks for the P3 canaries in the process's own domain: the
+	// init's pre-exec step makes the canaries' attempts before it execs,
+	// at start (Start, Proceed) or, with CanaryAtCreate, at create.
+	Canary bool
+	// CanaryAtCreate: the init makes the canaries' attempts at create,
+	// right after it is built, and then waits for start; create judges
+	// them (CreateCanaries). Without it they are made at start.
+	CanaryAtCreate bool
+	NoPivot        bool
+	NoNewKeyring   bool
+	SystemdCgroup  bool
 	// NoCgroup: create the container in no cgroup (the plan accepted a
 	// rootless launch without delegation): no limits are set, and
 	// Teardown kills the pid namespace instead.
@@ -147,6 +151,16 @@ type CreateRequest struct {
 	// caller's terminal, and signals are forwarded.
 	Foreground  bool
 	NoSubreaper bool
+}
+
+// CreateCanaries is a Container whose init makes its canaries at create
+// (CreateRequest.CanaryAtCreate).
+type CreateCanaries interface {
+	// Canaries sends the plan to the init's pre-exec step, waiting after
+	// its restrictions, and returns the report of its attempts; the step
+	// then waits for Proceed: true lets it wait for start, false makes
+	// the init exit without running the process.
+	Canaries(ask *canary.Config) (*canary.Report, error)
 }
 
 // Container is one container as the backend knows it.

@@ -193,21 +193,22 @@ func (r *Runtime) create(opts CreateOptions) (_ *created, retErr error) {
 	}
 
 	c, fg, err := r.Backend.Create(&CreateRequest{
-		ID:            opts.ID,
-		Dir:           r.Store.BackendDir(opts.ID),
-		Bundle:        bundle,
-		Spec:          plan.frozen.spec,
-		ConsoleSocket: opts.ConsoleSocket,
-		PreserveFDs:   opts.PreserveFDs,
-		BinDir:        r.binDir(),
-		Landlock:      d.Landlock,
-		Canary:        cr.rec.Canary,
-		NoPivot:       opts.NoPivot,
-		NoNewKeyring:  opts.NoNewKeyring,
-		SystemdCgroup: opts.SystemdCgroup,
-		NoCgroup:      d.NoCgroup,
-		Foreground:    opts.foreground,
-		NoSubreaper:   opts.noSubreaper,
+		ID:             opts.ID,
+		Dir:            r.Store.BackendDir(opts.ID),
+		Bundle:         bundle,
+		Spec:           plan.frozen.spec,
+		ConsoleSocket:  opts.ConsoleSocket,
+		PreserveFDs:    opts.PreserveFDs,
+		BinDir:         r.binDir(),
+		Landlock:       d.Landlock,
+		Canary:         cr.rec.Canary,
+		CanaryAtCreate: cr.rec.Canary && canariesAtCreate(plan.frozen.spec),
+		NoPivot:        opts.NoPivot,
+		NoNewKeyring:   opts.NoNewKeyring,
+		SystemdCgroup:  opts.SystemdCgroup,
+		NoCgroup:       d.NoCgroup,
+		Foreground:     opts.foreground,
+		NoSubreaper:    opts.noSubreaper,
 	})
 	if err != nil {
 		to := StateSpawnFailed
@@ -388,6 +389,9 @@ func (r *Runtime) verifyPreLaunchLocked(cr *created) error {
 		if errors.Is(err, ErrDegradedRefused) {
 			err = Errorf(ErrPreLaunchFailed, "pre-launch verification of init pid %d failed: %s", pid, bad)
 		}
+		return err
+	}
+	if err := r.canariesAtCreateLocked(cr); err != nil {
 		return err
 	}
 	return r.passPreLaunchLocked(cr)

@@ -117,10 +117,17 @@ type Record struct {
 	// NoVerify: the launch skipped post-launch verification (--no-verify),
 	// a degradation named in Degraded.
 	NoVerify bool `json:"noVerify,omitempty"`
-	// Canary: the process was created behind the exec shim, which at
-	// start runs the P3 canaries in its own domain before it execs the
-	// program (hooks.CanarySession).
+	// Canary: the process was created behind the exec shim, which runs
+	// the P3 canaries in its own domain before it execs the program
+	// (hooks.CanarySession): at create (CanariesAtCreate) or at start.
 	Canary bool `json:"canary,omitempty"`
+	// CanariesAtCreate: the init made the canaries at create, before it
+	// waited for start (CreateRequest.CanaryAtCreate); Canaries are their
+	// verdicts, and CanaryTook how long they took, judged again with the
+	// post-exec checks at start.
+	CanariesAtCreate bool           `json:"canariesAtCreate,omitempty"`
+	Canaries         []hooks.Result `json:"canaries,omitempty"`
+	CanaryTook       time.Duration  `json:"canaryTook,omitempty"`
 	// Rootless: created by a runtime without root on the host. NoCgroup:
 	// in no cgroup at all (no delegation; limits and cgroup-kill were
 	// accepted degradations), so teardown goes through the pid namespace.

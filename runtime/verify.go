@@ -75,6 +75,23 @@ func (r *Runtime) wantsCanaries(unverified bool, sp *specs.Spec) bool {
 // shim: the program never runs. It returns the canaries' verdicts, to be
 // judged with the post-exec checks.
 func (r *Runtime) startWithCanaries(rec *Record, c Container, sp *specs.Spec, prepared func() *hooks.CanarySession) ([]hooks.Result, time.Duration, error) {
+	if rec.CanariesAtCreate {
+		// Made and judged at create: the init only waits to exec, and
+		// their verdicts are judged again with the post-exec checks.
+		if err := r.launchDurableLocked(rec, c); err != nil {
+			return nil, 0, err
+		}
+		if _, err := c.Start(sp, nil); err != nil {
+			return nil, 0, r.startFailedLocked(rec, c, sp, err)
+		}
+		if err := r.Store.passLocked(rec, StateRunning, ""); err != nil {
+			return nil, 0, stopAfterFailure(c, err)
+		}
+		// Judged next with the post-exec checks, and kept with them.
+		canaries, took := rec.Canaries, rec.CanaryTook
+		rec.Canaries, rec.CanaryTook = nil, 0
+		return canaries, took, nil
+	}
 	var session *hooks.CanarySession
 	var ask *canary.Config
 	if rec.Canary {
@@ -96,14 +113,7 @@ func (r *Runtime) startWithCanaries(rec *Record, c Container, sp *specs.Spec, pr
 	}
 	report, err := c.Start(sp, ask)
 	if err != nil {
-		if mm := executableMismatch(rec, c, sp); mm != nil {
-			_ = r.Store.moveLocked(rec, StateSpecMismatch, mm.Error())
-			return nil, 0, stopAfterFailure(c, mm)
-		}
-		// The spec: a failing startContainer hook means "stop the
-		// container"; any other failure to start leaves nothing to run.
-		_ = r.Store.moveLocked(rec, StateSpawnFailed, err.Error())
-		return nil, 0, stopAfterFailure(c, fmt.Errorf("start %q: %w", rec.ID, spawnFailed(err)))
+		return nil, 0, r.startFailedLocked(rec, c, sp, err)
 	}
 	// Running is not written: verification, next, writes the state it
 	// ends in (VerifiedRuntime, Running unverified, or a failure) a few
@@ -139,13 +149,25 @@ func (r *Runtime) startWithCanaries(rec *Record, c Container, sp *specs.Spec, pr
 	return results, took, nil
 }
 
+// startFailedLocked records a Start that failed and stops c.
+func (r *Runtime) startFailedLocked(rec *Record, c Container, sp *specs.Spec, err error) error {
+	if mm := executableMismatch(rec, c, sp); mm != nil {
+		_ = r.Store.moveLocked(rec, StateSpecMismatch, mm.Error())
+		return stopAfterFailure(c, mm)
+	}
+	// The spec: a failing startContainer hook means "stop the
+	// container"; any other failure to start leaves nothing to run.
+	_ = r.Store.moveLocked(rec, StateSpawnFailed, err.Error())
+	return stopAfterFailure(c, fmt.Errorf("start %q: %w", rec.ID, spawnFailed(err)))
+}
+
 // prepareCanaries makes the host's side of container rec's canaries (the
 // plan, the nonce, the listener on the host's loopback: 0.8 ms on the
 // 2-CPU test host, most of it the network poller's first use) in the
 // background, beside the start's other checks, and returns the wait for
 // it; nil for a container without canaries.
 func prepareCanaries(rec *Record, sp *specs.Spec) func() *hooks.CanarySession {
-	if !rec.Canary {
+	if !rec.Canary || rec.CanariesAtCreate {
 		return nil
 	}
 	done := make(chan *hooks.CanarySession, 1)

@@ -321,7 +321,7 @@ func (c *Container) start(process *Process) (retErr error) {
 		if c.initProcessStartTime != 0 {
 			return errors.New("container already has init process")
 		}
-		if err := c.createExecFifo(); err != nil {
+		if err := c.createExecFifo(process.PreExecAtCreate); err != nil {
 			return err
 		}
 		defer func() {
@@ -444,7 +444,12 @@ func (c *Container) signal(s os.Signal) error {
 	return nil
 }
 
-func (c *Container) createExecFifo() (retErr error) {
+// createExecFifo makes the exec fifo. readable (vetto) lets every user
+// read it too: an init that runs its pre-exec step at create reopens it
+// read-write (preExecThenWait), as the process's user, which may be any.
+// It is reached only through the init's O_PATH fd (the state directory
+// is root's), and carries one byte of no account.
+func (c *Container) createExecFifo(readable bool) (retErr error) {
 	rootuid, err := c.config.HostRootUID()
 	if err != nil {
 		return err
@@ -455,7 +460,11 @@ func (c *Container) createExecFifo() (retErr error) {
 	}
 
 	fifoName := filepath.Join(c.stateDir, execFifoFilename)
-	if err := unix.Mkfifo(fifoName, 0o622); err != nil {
+	mode := uint32(0o622)
+	if readable {
+		mode = 0o666
+	}
+	if err := unix.Mkfifo(fifoName, mode); err != nil {
 		return &os.PathError{Op: "mkfifo", Path: fifoName, Err: err}
 	}
 	defer func() {
@@ -464,7 +473,7 @@ func (c *Container) createExecFifo() (retErr error) {
 		}
 	}()
 	// Ensure permission bits (can be different because of umask).
-	if err := os.Chmod(fifoName, 0o622); err != nil {
+	if err := os.Chmod(fifoName, os.FileMode(mode)); err != nil {
 		return err
 	}
 	return os.Chown(fifoName, rootuid, rootgid)
@@ -702,6 +711,7 @@ func (c *Container) newInitConfig(process *Process) *initConfig {
 		Capabilities:     c.config.Capabilities,
 		PassedFilesCount: len(process.ExtraFiles),
 		PreExec:          process.PreExec,
+		PreExecAtCreate:  process.PreExecAtCreate,
 		FinalRlimits:     process.FinalRlimits,
 		ContainerID:      c.ID(),
 		NoNewPrivileges:  c.config.NoNewPrivileges,

@@ -77,6 +77,8 @@ type initConfig struct {
 	ConsoleHeight    uint16   `json:"console_height"`
 	PassedFilesCount int      `json:"passed_files_count"`
 	PreExec          []byte   `json:"pre_exec,omitempty"`
+	// PreExecAtCreate (vetto): Process.PreExecAtCreate.
+	PreExecAtCreate bool `json:"pre_exec_at_create,omitempty"`
 	// FinalRlimits (vetto) are set just before execve (ExecWithRlimits).
 	FinalRlimits []configs.Rlimit `json:"final_rlimits,omitempty"`
 
@@ -120,6 +122,81 @@ type initConfig struct {
 // learns that the program runs without polling for it). The process never
 // has it.
 var PreExecHook func(data []byte, env []string) (keep int, err error)
+
+// preExecThenWait (vetto) is the standard init's wait for start for a
+// process whose pre-exec step runs at create (Process.PreExecAtCreate):
+// it reopens the exec fifo, runs the step, then waits for start. It
+// returns the fd the step keeps (runPreExec).
+//
+// The fifo is reopened first because the step may restrict the init (a
+// Landlock domain) so that reopening a host file through /proc/self/fd
+// is refused afterwards. It is reopened read-write, which on Linux does
+// not wait for a reader as a write-only open does, and filled: the
+// write of start's byte then blocks until start reads the fifo, which
+// is the wait a write-only open would have been. start (Container.exec)
+// reads everything up to the end of file, which comes when the init
+// closes the fifo after that write.
+func preExecThenWait(config *initConfig, fds *utils.FdDir, fifo *os.File) (int, error) {
+	f, err := fds.Reopen(fifo, unix.O_RDWR|unix.O_CLOEXEC)
+	if err != nil {
+		return -1, fmt.Errorf("reopen exec fifo: %w", err)
+	}
+	defer f.Close()
+	// The O_PATH view is not needed any more: one host file held less
+	// while the init waits.
+	_ = fifo.Close()
+	fd := int(f.Fd())
+	if err := fillPipe(fd); err != nil {
+		return -1, &os.PathError{Op: "fill exec fifo", Path: f.Name(), Err: err}
+	}
+	keep, err := runPreExec(config)
+	if err != nil {
+		return -1, err
+	}
+	for {
+		_, err = unix.Write(fd, []byte("0"))
+		if !errors.Is(err, unix.EINTR) {
+			break
+		}
+	}
+	if err != nil {
+		if keep >= 0 {
+			_ = unix.Close(keep)
+		}
+		return -1, &os.PathError{Op: "write exec fifo", Path: f.Name(), Err: err}
+	}
+	return keep, nil
+}
+
+// fillPipe fills the pipe fd writes to, so that the next write blocks
+// until a reader makes room: shrunk to one page first (a failure to
+// shrink only means more to fill), then written without blocking until
+// it is full.
+func fillPipe(fd int) error {
+	_, _ = unix.FcntlInt(uintptr(fd), unix.F_SETPIPE_SZ, unix.Getpagesize())
+	flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
+	if err != nil {
+		return err
+	}
+	if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFL, flags|unix.O_NONBLOCK); err != nil {
+		return err
+	}
+	chunk := make([]byte, unix.Getpagesize())
+	for i := range chunk {
+		chunk[i] = '0'
+	}
+	for {
+		_, err := unix.Write(fd, chunk)
+		if errors.Is(err, unix.EAGAIN) {
+			break
+		}
+		if err != nil && !errors.Is(err, unix.EINTR) {
+			return err
+		}
+	}
+	_, err = unix.FcntlInt(uintptr(fd), unix.F_SETFL, flags&^unix.O_NONBLOCK)
+	return err
+}
 
 // finalRlimits is config.FinalRlimits for ExecWithRlimits.
 func finalRlimits(config *initConfig) []linux.Rlimit {

@@ -32,6 +32,16 @@ type Process struct {
 	// environment of the process.
 	PreExec []byte
 
+	// PreExecAtCreate (vetto) runs the init's PreExec step at create,
+	// before the init waits for start, instead of after that wait: what
+	// the step does in the process (vetto's canaries) is then done and
+	// judged by create, and start only lets the process exec. The init
+	// reopens the exec fifo first (the step may leave it unable to), and
+	// waits for start in a write to it that blocks until start reads.
+	// startContainer hooks run by the init would run after the step:
+	// whoever sets it runs none there.
+	PreExecAtCreate bool
+
 	// InitExecutable (vetto) is the file the process's init starts as,
 	// run "<file> init" and sealed as /proc/self/exe is (exeseal.CloneExe:
 	// a read-only overlayfs view of it, else a sealed memfd copy), so the

@@ -273,27 +273,37 @@ func (l *linuxStandardInit) Init() error {
 		return fmt.Errorf("close log pipe: %w", err)
 	}
 
-	// Wait for the FIFO to be opened on the other side before exec-ing the
-	// user process. We open it through /proc/self/fd/$fd, because the fd that
-	// was given to us was an O_PATH fd to the fifo itself. Linux allows us to
-	// re-open an O_PATH fd through /proc.
-	fifoFile, err := fds.Reopen(l.fifoFile, unix.O_WRONLY|unix.O_CLOEXEC)
-	if err != nil {
-		return fmt.Errorf("reopen exec fifo: %w", err)
-	}
-	defer fifoFile.Close()
-	if _, err := fifoFile.Write([]byte("0")); err != nil {
-		return &os.PathError{Op: "write exec fifo", Path: fifoFile.Name(), Err: err}
-	}
+	// vetto: a process whose pre-exec step runs at create (PreExecAtCreate)
+	// runs it now, then waits for start on the fifo it reopened first.
+	keep := -1
+	if l.config.PreExecAtCreate {
+		if keep, err = preExecThenWait(l.config, fds, l.fifoFile); err != nil {
+			return err
+		}
+		_ = l.fifoFile.Close()
+	} else {
+		// Wait for the FIFO to be opened on the other side before exec-ing the
+		// user process. We open it through /proc/self/fd/$fd, because the fd that
+		// was given to us was an O_PATH fd to the fifo itself. Linux allows us to
+		// re-open an O_PATH fd through /proc.
+		fifoFile, err := fds.Reopen(l.fifoFile, unix.O_WRONLY|unix.O_CLOEXEC)
+		if err != nil {
+			return fmt.Errorf("reopen exec fifo: %w", err)
+		}
+		defer fifoFile.Close()
+		if _, err := fifoFile.Write([]byte("0")); err != nil {
+			return &os.PathError{Op: "write exec fifo", Path: fifoFile.Name(), Err: err}
+		}
 
-	// Close the O_PATH fifofd fd before exec because the kernel resets
-	// dumpable in the wrong order. This has been fixed in newer kernels, but
-	// we keep this to ensure CVE-2016-9962 doesn't re-emerge on older kernels.
-	// N.B. the core issue itself (passing dirfds to the host filesystem) has
-	// since been resolved.
-	// https://github.com/torvalds/linux/blob/v4.9/fs/exec.c#L1290-L1318
-	_ = fifoFile.Close()
-	_ = l.fifoFile.Close()
+		// Close the O_PATH fifofd fd before exec because the kernel resets
+		// dumpable in the wrong order. This has been fixed in newer kernels, but
+		// we keep this to ensure CVE-2016-9962 doesn't re-emerge on older kernels.
+		// N.B. the core issue itself (passing dirfds to the host filesystem) has
+		// since been resolved.
+		// https://github.com/torvalds/linux/blob/v4.9/fs/exec.c#L1290-L1318
+		_ = fifoFile.Close()
+		_ = l.fifoFile.Close()
+	}
 
 	if s := l.config.SpecState; s != nil {
 		s.Pid = unix.Getpid()
@@ -313,9 +323,10 @@ func (l *linuxStandardInit) Init() error {
 	// (otherwise the (*os.File) finaliser could close the wrong file). See
 	// CVE-2024-21626 for more information as to why this protection is
 	// necessary.
-	keep, err := runPreExec(l.config)
-	if err != nil {
-		return err
+	if !l.config.PreExecAtCreate {
+		if keep, err = runPreExec(l.config); err != nil {
+			return err
+		}
 	}
 	if err := fds.UnsafeCloseFromExcept(l.config.PassedFilesCount+3, keep); err != nil {
 		return err
