@@ -75,8 +75,9 @@ func (cs *CanarySession) Judge(pid int, rootfs string, report canary.Report, run
 
 // MaskObservation is what the host reads of the masked paths: nothing the
 // attempts can change (they read, they do not mount or write there), so
-// it is read while the process makes them (Observe), and Judge reads the
-// rest after.
+// it may be read while the process makes them (Observe) — once nothing
+// of the bundle's (a startContainer hook) can run in the container before
+// the program — and Judge reads the rest after.
 type MaskObservation struct {
 	Masked, Present map[string]bool
 	HostDigest      map[string]string

@@ -294,3 +294,43 @@ func TestCanaryConnectionIsNotThePrograms(t *testing.T) {
 		}
 	}
 }
+
+// A startContainer hook runs in the container at start, after create is
+// done and before the program execs; with the capabilities the bundle
+// grants it can undo a boundary (here: unmount the mask over a secret).
+// Canaries judged at create would have judged the boundary before the
+// hook removed it, so a bundle with such hooks keeps its canaries at
+// start, after the hooks: the unmasked secret is a P3 FAIL, start exits
+// 125, and the program, which would read the secret, never runs.
+func TestStartContainerHookCannotUndoTheCanaries(t *testing.T) {
+	e := newEnv(t)
+	secret, _ := hostSecret(t)
+	out := filepath.Join(e.tmp, "out-hook")
+	if err := os.MkdirAll(out, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	b := e.bundle([]string{"sh", "-c", "cat /secret/token > /out/ran"}, func(s *specs.Spec) {
+		s.Mounts = append(s.Mounts, bind(secret, "/secret", true), bind(out, "/out", false))
+		s.Linux.MaskedPaths = append(s.Linux.MaskedPaths, "/secret/token")
+		s.Annotations = map[string]string{"dev.vetto.masked": `["/secret/token"]`}
+		// The hook needs CAP_SYS_ADMIN and umount2: the bundle grants
+		// both, as a privileged bundle can.
+		all := []string{"CAP_SYS_ADMIN", "CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FOWNER", "CAP_SETUID", "CAP_SETGID", "CAP_KILL"}
+		s.Process.Capabilities.Bounding = all
+		s.Process.Capabilities.Effective = all
+		s.Process.Capabilities.Permitted = all
+		s.Linux.Seccomp = nil
+		s.Hooks = &specs.Hooks{StartContainer: []specs.Hook{{Path: "/bin/umount", Args: []string{"umount", "/secret/token"}}}}
+	})
+	id := e.id()
+	e.mustVetto("create", "--security-level", "standard", "--bundle", b, id)
+	defer e.vetto("delete", "--force", id)
+	r := e.vetto("start", id)
+	if r.code != 125 || !strings.Contains(r.stderr, "P3/masked-read/secret/token: FAIL") {
+		t.Errorf("start after a hook unmasked the secret: %s; want 125 naming P3/masked-read/secret/token: FAIL", r)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if data, err := os.ReadFile(filepath.Join(out, "ran")); err == nil {
+		t.Fatalf("the program ran after the hook undid the mask, and read %q", data)
+	}
+}

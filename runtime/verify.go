@@ -102,15 +102,7 @@ func (r *Runtime) startWithCanaries(rec *Record, c Container, sp *specs.Spec, pr
 		// Without canaries the program execs as the init is let go.
 		return nil, 0, err
 	}
-	// The masked paths' facts, which the attempts cannot change, are read
-	// while the init makes them.
-	var observed chan *hooks.MaskObservation
 	pf, havePF := r.postFacts()
-	if session != nil && havePF {
-		observed = make(chan *hooks.MaskObservation, 1)
-		pid := c.InitPid()
-		go func() { observed <- session.Observe(pid, rec.Rootfs, pf) }()
-	}
 	report, err := c.Start(sp, ask)
 	if err != nil {
 		return nil, 0, r.startFailedLocked(rec, c, sp, err)
@@ -128,7 +120,13 @@ func (r *Runtime) startWithCanaries(rec *Record, c Container, sp *specs.Spec, pr
 	began := time.Now()
 	results := []hooks.Result{{Check: "P3/canaries", Verdict: hooks.Unavailable, Expected: "the exec shim's report and the host's facts", Found: "the backend returned no report, or this platform reads no host facts"}}
 	if havePF && report != nil {
-		results = session.JudgeObserved(c.InitPid(), *report, nil, pf, <-observed)
+		// The masked paths are read now, not while the init makes the
+		// canaries: this path is the one of bundles with startContainer
+		// hooks, which run in the container at start, before the
+		// canaries, and can unmount a mask a look taken beside them
+		// would still have seen.
+		pid := c.InitPid()
+		results = session.JudgeObserved(pid, *report, nil, pf, session.Observe(pid, rec.Rootfs, pf))
 	}
 	took := time.Since(began)
 	if action, _ := launch.PostLaunch(rec.Level, hooks.Summarize(results), false); action == launch.Kill {
