@@ -37,9 +37,11 @@ func main() {
 	if code, ok := platform.ReExec(os.Args); ok {
 		os.Exit(code)
 	}
-	// A container command's first parse of a spec or record is mostly
-	// encoding/json building its caches: begun now, on another CPU, that
-	// overlaps the command line's set-up.
+	// One P when the host has no idle CPU (a second would only spin), then
+	// the codec warm-up: a container command's first parse of a spec or
+	// record is mostly encoding/json building its caches; begun now, on an
+	// idle CPU, that overlaps the command line's set-up.
+	platform.FitProcsToLoad()
 	platform.WarmCodecs(os.Args)
 	os.Exit(cli.Run(cli.NewApp(version, gitCommit), os.Args))
 }

@@ -28,7 +28,7 @@ runs=${BENCH_RUNS:-40}
 warmup=${BENCH_WARMUP:-3}
 passes=${BENCH_PASSES:-4}
 parallel=${BENCH_PARALLEL:-32}
-rounds=${BENCH_ROUNDS:-3}
+rounds=${BENCH_ROUNDS:-5}
 profile_runs=${BENCH_PROFILE_RUNS:-15}
 out=${BENCH_OUT:-$repo/docs/performance.md}
 runc15_version=v1.5.3
@@ -460,23 +460,26 @@ par() {
 	[ -z "$left" ] || printf '%s\n' "$left" >>"$work/leaks-$rt.txt"
 	echo "$(( (t1 - t0) / 1000000 )) $fails $(printf '%s' "$left" | grep -c . || true)" >"$work/par.result"
 }
-say "$parallel parallel lifecycles, $rounds rounds each"
-declare -A par_wall par_all par_fail par_leak
-for rt in floor "${runtimes[@]}" vettotmpfs; do
-	walls=() nfail=0 nleak=0
-	for round in $(seq 1 "$rounds"); do
+say "$parallel parallel lifecycles, $rounds rounds each, the runtimes in turn"
+declare -A par_wall par_all par_fail par_leak par_walls
+par_rts=(floor "${runtimes[@]}" vettotmpfs)
+# Round by round, every runtime in turn (not one runtime's rounds, then
+# the next's): this host's load drifts over a minute, and a drift must
+# fall on every runtime alike, not on whichever ran while it lasted.
+for round in $(seq 1 "$rounds"); do
+	for rt in "${par_rts[@]}"; do
 		par "$rt" "$round"
 		read -r w fr lr <"$work/par.result"
-		walls+=("$w")
-		nfail=$((nfail + fr))
-		nleak=$((nleak + lr))
+		par_walls[$rt]+="$w "
+		par_fail[$rt]=$((${par_fail[$rt]:-0} + fr))
+		par_leak[$rt]=$((${par_leak[$rt]:-0} + lr))
 	done
 	bg_pids=()
-	par_all[$rt]=$(printf '%s\n' "${walls[@]}" | sort -n | tr '\n' ' ' | sed 's/ $//')
-	par_wall[$rt]=$(printf '%s\n' "${walls[@]}" | sort -n | median)
-	par_fail[$rt]=$nfail
-	par_leak[$rt]=$nleak
-	if [ "$nleak" != 0 ]; then
+done
+for rt in "${par_rts[@]}"; do
+	par_all[$rt]=$(printf '%s\n' ${par_walls[$rt]} | sort -n | tr '\n' ' ' | sed 's/ $//')
+	par_wall[$rt]=$(printf '%s\n' ${par_walls[$rt]} | sort -n | median)
+	if [ "${par_leak[$rt]}" != 0 ]; then
 		echo "bench: ${label[$rt]} left behind:" >&2
 		cat "$work/leaks-$rt.txt" >&2
 	fi
@@ -839,8 +842,9 @@ EOF
 
 ## $parallel parallel lifecycles
 
-$parallel \`run\`s started at once, waited for together; $rounds rounds per runtime
-(ids unique per round). Wall time is the median round (all rounds in
+$parallel \`run\`s started at once, waited for together; $rounds rounds, each
+runtime in turn within a round, so that the host's drift falls on all of
+them alike (ids unique per round). Wall time is the median round (all rounds in
 brackets). A leak is anything left once all have returned: a state
 directory under the runtime's root, a cgroup with the id in its name, a
 process whose root is the bench rootfs or whose command line names the id,
