@@ -16,9 +16,10 @@ import (
 // started at once on 2 CPUs, a CI runner at full load — there is nothing
 // to overlap on, and the second P costs CPU the other processes need: the
 // scheduler's spinning, its wake-ups and timer sleeps between goroutines.
-// Measured on the 2-CPU test host (docs/performance.md, "Go's processors
-// under load"): 32 parallel `run`s took 10 % longer with two Ps than with
-// one, and a `run` on an idle host 3 % longer with one P than with two.
+// Measured on the 2-CPU test host (docs/performance.md, the fifth
+// round's analysis): 32 parallel `run`s took 10 % longer with two Ps than
+// with one, and a `run` on an idle host 3 % longer with one P than with
+// two.
 //
 // The load is the kernel's count of runnable tasks (/proc/loadavg's
 // fourth field, this process included) at the moment main starts: a hint,
