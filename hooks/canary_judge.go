@@ -1,7 +1,6 @@
 package hooks
 
 import (
-	"crypto/rand"
 	"encoding/hex"
 	"fmt"
 	"slices"
@@ -311,7 +310,7 @@ func errString(err error) string {
 
 func newNonce() (string, error) {
 	b := make([]byte, 16)
-	if _, err := rand.Read(b); err != nil {
+	if err := fillRandom(b); err != nil {
 		return "", err
 	}
 	return hex.EncodeToString(b), nil

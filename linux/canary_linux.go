@@ -28,29 +28,38 @@ func procDirPath(dir, name string) (string, func(), error) {
 }
 
 // listenCanary makes the canary listener in dir and returns it as a file
-// for the init to inherit.
+// for the init to inherit. Made with the socket calls themselves, not
+// net.ListenUnix: this process never accepts on it (the init does), so
+// it needs no poller, no backlog read from /proc and no address
+// bookkeeping, and the path stays when our copy is closed (the init
+// holds the socket).
 func listenCanary(dir string) (*os.File, error) {
 	addr, done, err := procDirPath(dir, canarySocket)
 	if err != nil {
 		return nil, err
 	}
 	defer done()
-	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: addr, Net: "unix"})
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("canary socket in %s: %w", dir, err)
 	}
-	// The socket outlives this process (the init holds it): closing our
-	// copy must not unlink its path.
-	ln.SetUnlinkOnClose(false)
-	defer ln.Close()
+	fail := func(what string, err error) (*os.File, error) {
+		unix.Close(fd)
+		return nil, fmt.Errorf("canary socket in %s: %s: %w", dir, what, err)
+	}
+	if err := unix.Bind(fd, &unix.SockaddrUnix{Name: addr}); err != nil {
+		return fail("bind", err)
+	}
+	// The host connects once per start or exec, under the container's
+	// lock: one pending connection is all there is.
+	if err := unix.Listen(fd, 4); err != nil {
+		return fail("listen", err)
+	}
 	if err := os.Chmod(filepath.Join(dir, canarySocket), 0o600); err != nil {
+		unix.Close(fd)
 		return nil, err
 	}
-	f, err := ln.File()
-	if err != nil {
-		return nil, fmt.Errorf("canary socket in %s: %w", dir, err)
-	}
-	return f, nil
+	return os.NewFile(uintptr(fd), filepath.Join(dir, canarySocket)), nil
 }
 
 // dialCanary connects to the exec shim's canary listener.
