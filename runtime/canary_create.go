@@ -23,6 +23,19 @@ func canariesAtCreate(sp *specs.Spec) bool {
 	return sp.Hooks == nil || len(sp.Hooks.StartContainer) == 0
 }
 
+// prepareCanariesAtCreate begins making the host's side of the canaries
+// a create makes (prepareCanaries, for create): nil when it makes none.
+func (r *Runtime) prepareCanariesAtCreate(cr *created) func() *hooks.CanarySession {
+	sp := cr.plan.frozen.spec
+	if _, ok := cr.c.(CreateCanaries); !ok || !cr.rec.Canary || !canariesAtCreate(sp) {
+		return nil
+	}
+	if _, ok := r.postFacts(); !ok {
+		return nil
+	}
+	return beginCanarySession(sp)
+}
+
 // canariesAtCreateLocked runs and judges the P3 canaries of a container
 // whose init makes them at create, in its pre-exec step: restricted as
 // the program will be, before it waits for start, before anything of
@@ -32,14 +45,14 @@ func canariesAtCreate(sp *specs.Spec) bool {
 // it again with the post-exec checks. Moved from start to create, the
 // exchange (two round trips to the init and its second wake-up) is off
 // the start's path, which then only lets the init exec.
-func (r *Runtime) canariesAtCreateLocked(cr *created) error {
-	rec, sp := cr.rec, cr.plan.frozen.spec
+func (r *Runtime) canariesAtCreateLocked(cr *created, prepared func() *hooks.CanarySession) error {
+	rec := cr.rec
 	cc, ok := cr.c.(CreateCanaries)
 	pf, havePF := r.postFacts()
-	if !rec.Canary || !ok || !havePF || !canariesAtCreate(sp) {
+	if prepared == nil || !ok || !havePF {
 		return nil
 	}
-	session := hooks.NewCanarySession(sp)
+	session := prepared()
 	defer session.Close()
 	pid := cr.c.InitPid()
 	// The masked paths' facts, which the attempts cannot change, are

@@ -353,6 +353,15 @@ func (r *Runtime) verifyPreLaunchLocked(cr *created) error {
 	pid := cr.c.InitPid()
 	d := cr.plan.Decision
 	var results []hooks.Result
+	// The canaries' host side (their plan, nonce and loopback listener) is
+	// made while the init is looked at; the canaries themselves only run
+	// once it passed. Closed here if they never do.
+	canaries, judged := r.prepareCanariesAtCreate(cr), false
+	defer func() {
+		if canaries != nil && !judged {
+			canaries().Close()
+		}
+	}()
 	switch {
 	case r.Facts != nil:
 		results = hooks.PreLaunch(hooks.PreLaunchInput{
@@ -391,7 +400,8 @@ func (r *Runtime) verifyPreLaunchLocked(cr *created) error {
 		}
 		return err
 	}
-	if err := r.canariesAtCreateLocked(cr); err != nil {
+	judged = true // canariesAtCreateLocked closes the session
+	if err := r.canariesAtCreateLocked(cr, canaries); err != nil {
 		return err
 	}
 	return r.passPreLaunchLocked(cr)

@@ -62,11 +62,20 @@ func (r *Runtime) deleteWith(id string, held Container, force bool) error {
 }
 
 func (r *Runtime) deleteLocked(rec *Record, c Container, force bool) error {
+	return r.deleteLockedWith(rec, c, force, nil)
+}
+
+// deleteLockedWith is deleteLocked with the frozen spec of a run whose
+// lock was held since its create froze it (startLocked); nil reads it.
+func (r *Runtime) deleteLockedWith(rec *Record, c Container, force bool, frozen *specs.Spec) error {
 	var st *specs.State
 	// A stored spec that no longer matches its hash is not trusted: its
 	// poststop hooks would be commands someone else chose, run on the
 	// host. Read once, for the teardown (quarantine) and the hooks.
-	sp, specErr := r.Store.readSpec(rec)
+	sp, specErr := frozen, error(nil)
+	if sp == nil {
+		sp, specErr = r.Store.readSpec(rec)
+	}
 	if c != nil {
 		status, err := c.Status()
 		if err != nil {
@@ -80,7 +89,20 @@ func (r *Runtime) deleteLocked(rec *Record, c Container, force bool) error {
 		}
 		st, _ = c.OCIState()
 		if rec.State != StateTerminating && Transition(rec.State, StateTerminating) == nil {
-			_ = r.Store.moveLocked(rec, StateTerminating, "")
+			if frozen != nil {
+				// A run's teardown under the lock its create took: no
+				// other process has seen this container, and none has a
+				// monitor watching it (Run starts none before it tears
+				// down), so Terminating is passed, not written. The
+				// record is written with it if the teardown leaves
+				// anything (recordReceiptLocked) or the state cannot be
+				// removed; a crash meanwhile leaves it in the last state
+				// written (Compiled, or the verdicts' state), which a
+				// later delete tears down the same way.
+				_ = r.Store.passLocked(rec, StateTerminating, "")
+			} else {
+				_ = r.Store.moveLocked(rec, StateTerminating, "")
+			}
 		}
 		var verified *specs.Spec
 		if specErr == nil {

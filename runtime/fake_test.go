@@ -36,6 +36,8 @@ type fakeBackend struct {
 	execs func()
 	// fg, when set, is the foreground Create hands a foreground run.
 	fg Foreground
+	// spec is the spec the last Create was given.
+	spec *specs.Spec
 }
 
 // fakeForeground is an init whose exit status is status.
@@ -61,6 +63,7 @@ func (b *fakeBackend) Create(req *CreateRequest) (Container, Foreground, error) 
 	if err := os.MkdirAll(req.Dir, 0o700); err != nil {
 		return nil, nil, err
 	}
+	b.spec = req.Spec
 	c := &fakeContainer{b: b, id: req.ID, status: StatusCreated}
 	b.containers[req.ID] = c
 	if req.Foreground {

@@ -30,7 +30,7 @@ func (r *Runtime) Run(opts RunOptions) (int, error) {
 		return -1, err
 	}
 	cr.rec.teardownOnExit = !opts.Detach && !opts.Keep
-	if err := r.startLocked(cr.rec, cr.c, !opts.Detach); err != nil {
+	if err := r.startLocked(cr.rec, cr.c, cr.plan.frozen.spec, !opts.Detach); err != nil {
 		return -1, errors.Join(err, r.abandonLocked(cr))
 	}
 	if opts.PidFile != "" {
@@ -89,14 +89,14 @@ func (r *Runtime) Run(opts RunOptions) (int, error) {
 
 // teardownExitedLocked ends a foreground run whose init has exited by the
 // end of start (a short job): nothing of it is left to watch or signal,
-// so the teardown follows under the lock start took, with the record and
-// container at hand — no second lock, read of the record or load of the
-// backend's state. An init that exited before its post-launch checks has
+// so the teardown follows under the lock start took, with the record,
+// container and frozen spec at hand — no second lock, read of the record
+// or of the spec, or load of the backend's state. An init that exited before its post-launch checks has
 // no record of its EXITED verdicts of its own: the Terminating one
 // carries them.
 func (r *Runtime) teardownExitedLocked(cr *created, id string) (int, error) {
 	status, waitErr := cr.fg.Wait()
-	err := r.deleteLocked(cr.rec, cr.c, true)
+	err := r.deleteLockedWith(cr.rec, cr.c, true, cr.plan.frozen.spec)
 	cr.lock.unlock()
 	cr.fg.Close()
 	if waitErr != nil {

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -8,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/vetto-dev/vetto-runtime/hooks"
 	"github.com/vetto-dev/vetto-runtime/runtime/launch"
@@ -147,4 +150,71 @@ func TestVerdictsDurableBeforeStartReturns(t *testing.T) {
 			t.Fatalf("state %s, want VerifiedRuntime", rec.State)
 		}
 	}
+}
+
+// A run hands the spec its create froze to its start and teardown as the
+// object itself, not parsed again from the frozen bytes: that is sound
+// only while nothing on the way changes it. After whole runs — a job that
+// is gone by the end of start and one still running then — the object
+// the backend was given must still hash to the spec the launch recorded.
+func TestRunLeavesTheFrozenSpecUnchanged(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		exitsNow bool
+	}{
+		{name: "exits before its post-exec checks", exitsNow: true},
+		{name: "still running after start"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fg := &fakeForeground{}
+			b := &fakeBackend{initPid: 1, containers: map[string]*fakeContainer{}, fg: fg}
+			if tc.exitsNow {
+				b.execs = func() { b.containers["c1"].status = StatusStopped }
+			}
+			r := newTestRuntime(t, b, fakeNamespaces{})
+			r.Store.AuditLog = filepath.Join(t.TempDir(), "audit.jsonl")
+			bundle := writeBundle(t, func(s *specs.Spec) {
+				s.Hooks = &specs.Hooks{Poststop: []specs.Hook{{Path: "/bin/true"}}}
+				s.Process.Rlimits = []specs.POSIXRlimit{{Type: "RLIMIT_NOFILE", Hard: 1024, Soft: 1024}}
+			})
+			if _, err := r.Run(RunOptions{CreateOptions: CreateOptions{ID: "c1", Bundle: bundle}}); err != nil {
+				t.Fatalf("run: %v", err)
+			}
+			if b.spec == nil {
+				t.Fatal("the backend was given no spec")
+			}
+			data, err := json.Marshal(b.spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			now, err := specHash(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			launched := launchEventSpec(t, r.Store.AuditLog)
+			if now != launched {
+				t.Fatalf("the frozen spec changed during the run: it hashes to %s now, the launch recorded %s", shortHash(now), shortHash(launched))
+			}
+		})
+	}
+}
+
+// launchEventSpec is the spec hash of the launch event in the audit log.
+func launchEventSpec(t *testing.T, log string) string {
+	t.Helper()
+	data, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var ev AuditEvent
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("audit line %q: %v", line, err)
+		}
+		if ev.Event == "launch" {
+			return ev.Spec
+		}
+	}
+	t.Fatalf("no launch event in %s", data)
+	return ""
 }

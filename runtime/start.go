@@ -20,13 +20,17 @@ func (r *Runtime) Start(id string) error {
 		return err
 	}
 	defer l.unlock()
-	return r.startLocked(rec, c, false)
+	return r.startLocked(rec, c, nil, false)
 }
 
 // startLocked starts the container; with lazyMonitor (a foreground run,
 // whose process stays) the monitor is not spawned here but by the caller,
 // if the container is still running when the monitor's first round is due.
-func (r *Runtime) startLocked(rec *Record, c Container, lazyMonitor bool) (err error) {
+// frozen is the spec a run's create froze in this process, under the lock
+// it still holds: nothing can have changed it, and it is used as it is
+// (docs/architecture.md, "One command, one transaction"). nil: the stored
+// spec is read and checked against the record's hash.
+func (r *Runtime) startLocked(rec *Record, c Container, frozen *specs.Spec, lazyMonitor bool) (err error) {
 	if c == nil {
 		return Errorf(ErrWrongState, "start %q: container is still being created or its create failed", rec.ID)
 	}
@@ -57,13 +61,15 @@ func (r *Runtime) startLocked(rec *Record, c Container, lazyMonitor bool) (err e
 	}()
 	// The spec must still be the one that was verified: its hooks are about
 	// to run, as root on the host for poststart.
-	sp, err := r.Store.readSpec(rec)
-	if err != nil {
-		if errors.Is(err, ErrSpecMismatch) {
-			_ = r.Store.moveLocked(rec, StateSpecMismatch, err.Error())
-			return stopAfterFailure(c, fmt.Errorf("start %q: %w", rec.ID, err))
+	sp := frozen
+	if sp == nil {
+		if sp, err = r.Store.readSpec(rec); err != nil {
+			if errors.Is(err, ErrSpecMismatch) {
+				_ = r.Store.moveLocked(rec, StateSpecMismatch, err.Error())
+				return stopAfterFailure(c, fmt.Errorf("start %q: %w", rec.ID, err))
+			}
+			return fmt.Errorf("start %q: %w", rec.ID, err)
 		}
-		return fmt.Errorf("start %q: %w", rec.ID, err)
 	}
 	if sp.Process == nil {
 		// runtime.md: start "MUST generate an error if process was not

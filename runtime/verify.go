@@ -168,6 +168,12 @@ func prepareCanaries(rec *Record, sp *specs.Spec) func() *hooks.CanarySession {
 	if !rec.Canary || rec.CanariesAtCreate {
 		return nil
 	}
+	return beginCanarySession(sp)
+}
+
+// beginCanarySession makes the canaries' host side of sp on a goroutine
+// and returns the wait for it, which may be called more than once.
+func beginCanarySession(sp *specs.Spec) func() *hooks.CanarySession {
 	done := make(chan *hooks.CanarySession, 1)
 	go func() { done <- hooks.NewCanarySession(sp) }()
 	return sync.OnceValue(func() *hooks.CanarySession { return <-done })
