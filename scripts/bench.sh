@@ -662,6 +662,14 @@ for rt in "${runtimes[@]}" vettotmpfs; do
 	final_leaks+=$(leaks "$rt" "$tag-")
 done
 
+# --- where a run's wall time goes ---------------------------------------------
+
+say "segments of a run, from the kernel's events (scripts/bench-segments.sh)"
+segment_bins=("$vetto")
+[ -n "$runc15" ] && segment_bins+=("$runc15")
+segment_bins+=("$(command -v runc)")
+"$repo/scripts/bench-segments.sh" "$runs" "${segment_bins[@]}" >"$work/segments.md" || die "scripts/bench-segments.sh failed"
+
 # --- the egress relay ----------------------------------------------------------
 
 say "egress relay (scripts/bench-relay.sh)"
@@ -805,6 +813,15 @@ hyperfine's own tables, one per pass (means; the drift between passes is
 the host's noise):
 
 $(for pass in $(seq 1 "$passes"); do cat "$work/lifecycle-$pass.md"; echo; done)
+
+**Where the wall time of a \`run\` goes** (\`scripts/bench-segments.sh\`: the
+same bundle, the runtimes in turn run by run, each segment between two of
+the kernel's own events — the runtime's exec, its init's exec, /bin/true's
+exec and exit, the runtime's exit — so no runtime is slowed by being
+watched; vetto's init is its own small executable, runc's a re-exec of
+runc):
+
+$(cat "$work/segments.md")
 
 ## Targets (issues 8 and 18)
 
@@ -973,6 +990,10 @@ this run's temporary directory; the other passes rotate the commands):
 \`\`\`
 $(show_argv "${hf_first[@]}" | sed "s|$work|\$BENCH|g")
 \`\`\`
+
+The segments of a \`run\` alone: \`scripts/bench-segments.sh [RUNS] RUNTIME…\`
+(root). Function by function inside vetto (uprobes, which slow what they
+watch): \`scripts/bench-timeline.sh [BINARY] [RUNS]\`.
 EOF
 } >"$work/performance.md"
 
