@@ -91,9 +91,10 @@ func (r *Runtime) Run(opts RunOptions) (int, error) {
 // end of start (a short job): nothing of it is left to watch or signal,
 // so the teardown follows under the lock start took, with the record,
 // container and frozen spec at hand — no second lock, read of the record
-// or of the spec, or load of the backend's state. An init that exited before its post-launch checks has
-// no record of its EXITED verdicts of its own: the Terminating one
-// carries them.
+// or of the spec, or load of the backend's state. Nothing of it is
+// written to the record on the way (its EXITED verdicts, Terminating):
+// the audit log has them, and the state is removed next, or written,
+// receipt and all, if the teardown leaves anything or the removal fails.
 func (r *Runtime) teardownExitedLocked(cr *created, id string) (int, error) {
 	status, waitErr := cr.fg.Wait()
 	err := r.deleteLockedWith(cr.rec, cr.c, true, cr.plan.frozen.spec)

@@ -176,8 +176,8 @@ type Record struct {
 	// foreground run that keeps nothing — tears the container down under
 	// the lock start holds if its init exits before it can be verified:
 	// the EXITED verdicts' record is then not written on its own, since
-	// nothing outside this process can read it before the Terminating
-	// record that carries it (as passLocked).
+	// nothing outside this process can read it before that teardown
+	// removes it, or writes it if it cannot (as passLocked).
 	teardownOnExit bool
 }
 
