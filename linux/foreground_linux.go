@@ -1,10 +1,12 @@
 package linux
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
 	"sync"
+	"time"
 
 	"github.com/opencontainers/runc/libcontainer"
 	"github.com/opencontainers/runc/libcontainer/utils"
@@ -113,6 +115,36 @@ func (f *foreground) Wait() (int, error) {
 		}
 	}
 	return -1, nil
+}
+
+// AwaitExit waits up to limit for the init to exit, through a pidfd: it
+// is this process's child, not reaped before Wait, so its pid cannot
+// name another process meanwhile. False if it still runs, or if the
+// kernel has no pidfd (before 5.3).
+func (f *foreground) AwaitExit(limit time.Duration) bool {
+	pid, err := f.proc.Pid()
+	if err != nil {
+		return false
+	}
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	deadline := time.Now().Add(limit)
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	for {
+		left := time.Until(deadline)
+		if left < 0 {
+			left = 0
+		}
+		ts := unix.NsecToTimespec(left.Nanoseconds())
+		n, err := unix.Ppoll(fds, &ts, nil)
+		if errors.Is(err, unix.EINTR) && left > 0 {
+			continue
+		}
+		return err == nil && n > 0 && fds[0].Revents&unix.POLLIN != 0
+	}
 }
 
 type exit struct{ pid, status int }

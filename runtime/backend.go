@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"syscall"
+	"time"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"github.com/opencontainers/runtime-spec/specs-go/features"
@@ -282,4 +283,10 @@ type Foreground interface {
 	Wait() (int, error)
 	// Close releases stdio and restores the caller's terminal.
 	Close()
+}
+
+// ExitAwaiter is a Foreground that can wait a bounded time for the init
+// to exit without reaping it (Wait does that next): true if it exited.
+type ExitAwaiter interface {
+	AwaitExit(limit time.Duration) bool
 }

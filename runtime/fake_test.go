@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"github.com/opencontainers/runtime-spec/specs-go/features"
@@ -44,10 +45,23 @@ type fakeBackend struct {
 type fakeForeground struct {
 	status int
 	closed bool
+	// onWait, when set, runs as a foreground run begins to wait for its
+	// process.
+	onWait func()
+	// exitsSoon says the process exits within a run's short wait
+	// (ExitAwaiter).
+	exitsSoon bool
 }
 
-func (f *fakeForeground) Wait() (int, error) { return f.status, nil }
-func (f *fakeForeground) Close()             { f.closed = true }
+func (f *fakeForeground) AwaitExit(time.Duration) bool { return f.exitsSoon }
+
+func (f *fakeForeground) Wait() (int, error) {
+	if f.onWait != nil {
+		f.onWait()
+	}
+	return f.status, nil
+}
+func (f *fakeForeground) Close() { f.closed = true }
 
 type fakeContainer struct {
 	b      *fakeBackend

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"time"
 )
 
 // RunOptions are run's inputs: create's, and what happens after start.
@@ -41,10 +42,10 @@ func (r *Runtime) Run(opts RunOptions) (int, error) {
 	// An init that exited before its checks must be torn down here (its
 	// EXITED record was not written); one that exited since may be.
 	if cr.rec.teardownOnExit {
-		if cr.rec.Verification == "EXITED" || r.initGone(cr.rec, cr.c) {
+		if cr.rec.Verification == "EXITED" || r.initGone(cr.rec, cr.c) || awaitExit(cr.fg) {
 			return r.teardownExitedLocked(cr, opts.ID)
 		}
-		if err := r.verdictsDurableLocked(cr.c); err != nil {
+		if err := r.verdictsDurableLocked(cr.rec, cr.c); err != nil {
 			return -1, errors.Join(err, r.abandonLocked(cr))
 		}
 	}
@@ -126,4 +127,21 @@ func (r *Runtime) initGone(rec *Record, c Container) bool {
 		return errors.Is(err, fs.ErrNotExist)
 	}
 	return ps.Start != rec.Baseline.StartTime || ps.Gone()
+}
+
+// shortJobWait is how long a foreground run that keeps nothing waits, at
+// the end of its start, for a job that has not exited yet. A job done
+// within it (a /bin/true, a quick check) is torn down under the lock its
+// create took: no record written at VerifiedRuntime, no fsync of its
+// verdicts of their own, no second lock, read of the record and of the
+// frozen spec for the delete. A job that runs on only lets other
+// commands at its container this much later, and its monitor begins
+// this much later too (its first round is 100 ms after start).
+const shortJobWait = 5 * time.Millisecond
+
+// awaitExit says fg's init exited within shortJobWait; false on a
+// backend that cannot wait for it without reaping it.
+func awaitExit(fg Foreground) bool {
+	w, ok := fg.(ExitAwaiter)
+	return ok && w.AwaitExit(shortJobWait)
 }

@@ -3,6 +3,7 @@ package runtime
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -217,4 +218,107 @@ func launchEventSpec(t *testing.T, log string) string {
 	}
 	t.Fatalf("no launch event in %s", data)
 	return ""
+}
+
+// A foreground run's promotion to VerifiedRuntime is not written at once
+// (its teardown may follow under the same lock), but once the run lets
+// the lock go — other commands may then read the container — the record
+// says VerifiedRuntime and the verdicts it was promoted on are durable;
+// verdicts that cannot be made so stop the container and fail the run
+// (125). Leaving out the write or the fsync in verdictsDurableLocked
+// fails a row.
+func TestRunPromotionWrittenAndDurableBeforeTheLockIsLetGo(t *testing.T) {
+	for _, failSync := range []bool{false, true} {
+		t.Run(fmt.Sprintf("fsync fails %v", failSync), func(t *testing.T) {
+			fg := &fakeForeground{} // a job that runs on past the short wait
+			p := &fakePlatform{fakeBackend: &fakeBackend{initPid: 1, containers: map[string]*fakeContainer{}, fg: fg},
+				gaps: launch.Platform{Name: "fake", Verifies: true}, pre: []hooks.Result{pass("seatbelt/sandboxed")}, post: []hooks.Result{pass("seatbelt/sandboxed")}}
+			r := newPlatformRuntime(t, p)
+			// durable is how much of the audit log the last fsync covered.
+			var durable int64
+			defer func(f func(*os.File) error) { syncLog = f }(syncLog)
+			syncLog = func(f *os.File) error {
+				if f.Name() != r.Store.AuditLog {
+					return f.Sync()
+				}
+				data, err := os.ReadFile(f.Name())
+				if err != nil {
+					return err
+				}
+				// Only the verdicts' fsync fails: the launch's before them
+				// is another test's matter.
+				if failSync && strings.Contains(string(data), `"reason":"poststart"`) {
+					return errors.New("EIO")
+				}
+				durable = int64(len(data))
+				return f.Sync()
+			}
+			waited := false
+			fg.onWait = func() {
+				waited = true
+				rec, err := r.Store.readRecord("c1")
+				if err != nil {
+					t.Fatalf("the run let the lock go with no record: %v", err)
+				}
+				if rec.State != StateVerifiedRuntime {
+					t.Errorf("the run let the lock go with the record at %s, want VerifiedRuntime", rec.State)
+				}
+				data, err := os.ReadFile(r.Store.AuditLog)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !strings.Contains(string(data[:durable]), `"reason":"poststart"`) {
+					t.Errorf("the run let the lock go before the poststart verdicts were fsync'd (%d of %d bytes durable)", durable, len(data))
+				}
+			}
+			bundle := writeBundle(t, nil)
+			_, err := r.Run(RunOptions{CreateOptions: CreateOptions{ID: "c1", Bundle: bundle}})
+			if failSync {
+				if err == nil || ExitCode(err) != ExitSandbox {
+					t.Fatalf("run whose evidence cannot be made durable: %v, want exit 125", err)
+				}
+				if waited {
+					t.Fatal("the run let the lock go and waited for a process whose evidence is not durable")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("run: %v", err)
+			}
+			if !waited {
+				t.Fatal("the run never waited for its process")
+			}
+		})
+	}
+}
+
+// A job that exits within a foreground run's short wait at the end of its
+// start is torn down under the lock its create took: the run never writes
+// its record at VerifiedRuntime, and never lets the lock go to wait for
+// it. Without the wait (awaitExit) the record is written first.
+func TestRunTearsDownAJobDoneWithinTheShortWait(t *testing.T) {
+	fg := &fakeForeground{exitsSoon: true}
+	p := &fakePlatform{fakeBackend: &fakeBackend{initPid: 1, containers: map[string]*fakeContainer{}, fg: fg},
+		gaps: launch.Platform{Name: "fake", Verifies: true}, pre: []hooks.Result{pass("seatbelt/sandboxed")}, post: []hooks.Result{pass("seatbelt/sandboxed")}}
+	r := newPlatformRuntime(t, p)
+	waited := false
+	fg.onWait = func() {
+		waited = true
+		rec, err := r.Store.readRecord("c1")
+		if err != nil {
+			t.Fatalf("no record as the run waits: %v", err)
+		}
+		if rec.State == StateVerifiedRuntime {
+			t.Errorf("the record of a job done within the short wait was written at %s", rec.State)
+		}
+	}
+	if _, err := r.Run(RunOptions{CreateOptions: CreateOptions{ID: "c1", Bundle: writeBundle(t, nil)}}); err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	if !waited {
+		t.Fatal("the run never waited for its process")
+	}
+	if _, err := r.Store.readRecord("c1"); !errors.Is(err, ErrNotExist) {
+		t.Fatalf("the run left its state: %v", err)
+	}
 }

@@ -153,7 +153,7 @@ func (r *Runtime) startLocked(rec *Record, c Container, frozen *specs.Spec, lazy
 	// keeps nothing waits where it acts next: before it lets the lock go
 	// (Run), or in the teardown that follows under it.
 	if len(user) > 0 || !rec.teardownOnExit {
-		if err := r.verdictsDurableLocked(c); err != nil {
+		if err := r.verdictsDurableLocked(rec, c); err != nil {
 			return err
 		}
 	}
@@ -177,8 +177,21 @@ func (r *Runtime) startLocked(rec *Record, c Container, frozen *specs.Spec, lazy
 }
 
 // verdictsDurableLocked waits for the fsync of verdicts judgeLocked began
-// in the background; evidence that cannot be made durable stops c.
-func (r *Runtime) verdictsDurableLocked(c Container) error {
+// in the background; evidence that cannot be made durable stops c. A
+// promotion judgeLocked passed for a foreground run (promotionPending)
+// is written here, and its verdicts, still in the batch, are appended
+// and fsync'd now: the run is about to let other commands see the
+// container, or to run a poststart hook on its verdicts.
+func (r *Runtime) verdictsDurableLocked(rec *Record, c Container) error {
+	if rec.promotionPending {
+		rec.promotionPending = false
+		if err := r.Store.writeRecordLocked(rec); err != nil {
+			return stopAfterFailure(c, fmt.Errorf("start %q: %w", c.ID(), err))
+		}
+		if err := r.Store.flushAudit(true); err != nil {
+			return stopAfterFailure(c, Errorf(ErrPostLaunchFailed, "start %q: the verdicts are not durable: %w", c.ID(), err))
+		}
+	}
 	if err := r.Store.waitDurable(); err != nil {
 		return stopAfterFailure(c, Errorf(ErrPostLaunchFailed, "start %q: the verdicts are not durable: %w", c.ID(), err))
 	}

@@ -179,6 +179,11 @@ type Record struct {
 	// nothing outside this process can read it before that teardown
 	// removes it, or writes it if it cannot (as passLocked).
 	teardownOnExit bool
+	// promotionPending (this process's, never stored): judgeLocked passed
+	// the record to VerifiedRuntime for such a run without writing it;
+	// verdictsDurableLocked writes it if the run lets the lock go, and a
+	// teardown that follows first removes the state instead.
+	promotionPending bool
 }
 
 // createDirLocked makes the container's directory, failing with ErrExist if

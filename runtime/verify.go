@@ -285,12 +285,17 @@ func (r *Runtime) judgeLocked(rec *Record, c Container, phase string, results []
 	// their fsync runs beside the record's promotion, and the command
 	// ends only once it is done (the lock's release waits for it), or a
 	// foreground run's teardown that follows under the same lock does.
+	// Such a run's promotion is passed, not written, and its verdicts
+	// wait in the batch (promoteLater): for a short job the teardown's
+	// receipt, next, carries both to the log in one append and one
+	// fsync, and the record is never written at VerifiedRuntime.
 	ev := AuditEvent{ID: rec.ID, Spec: rec.SpecHash, Level: rec.Level.String(), Event: "verdicts", Reason: phase, Results: results, Duration: took}
+	promoteLater := action == launch.Verified && phase == phasePoststart && rec.teardownOnExit && rec.State == StateRunning && r.Store.batch != nil
 	var auditErr error
-	switch action {
-	case launch.Exited:
+	switch {
+	case action == launch.Exited, promoteLater:
 		auditErr = r.Store.auditLocked(ev, false)
-	case launch.Verified:
+	case action == launch.Verified:
 		auditErr = r.Store.auditLaterLocked(ev)
 	default:
 		auditErr = r.Store.auditLocked(ev, true)
@@ -315,6 +320,10 @@ func (r *Runtime) judgeLocked(rec *Record, c Container, phase string, results []
 			return r.Store.writeRecordLocked(rec)
 		}
 		rec.Verification = string(hooks.Pass)
+		if promoteLater {
+			rec.promotionPending = true
+			return r.Store.passLocked(rec, StateVerifiedRuntime, "")
+		}
 		if rec.State == StateRunning {
 			return r.Store.moveLocked(rec, StateVerifiedRuntime, "")
 		}
