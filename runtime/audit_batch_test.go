@@ -166,6 +166,89 @@ func TestRunLaunchDurableBeforeTheProgram(t *testing.T) {
 	}
 }
 
+// create writes the launch's evidence before its canaries' exchange and
+// lets the fsync run beside it, but returns only once that fsync is done;
+// a launch whose evidence cannot be made durable is refused and leaves
+// no container. Dropping create's wait fails the last row: the lock's
+// release still waits for the fsync, but its failure refuses nothing.
+func TestCreateLaunchDurableBeforeItReturns(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		canary  bool
+		syncErr error
+	}{
+		{name: "without canaries"},
+		{name: "with canaries", canary: true},
+		{name: "the launch's fsync fails, with canaries", canary: true, syncErr: errors.New("EIO")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := &fakeBackend{initPid: 1, containers: map[string]*fakeContainer{}}
+			var facts hooks.Facts = fakeNamespaces{}
+			if tc.canary {
+				facts = canaryFacts{}
+				b.canary = func(canary.Config) (canary.Report, error) { return canary.Report{}, nil }
+			}
+			r, err := New(filepath.Join(t.TempDir(), "root"), b, facts, t.Logf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.Store.AuditLog = filepath.Join(t.TempDir(), "audit.jsonl")
+			var mu sync.Mutex
+			launchSynced := false
+			defer func(f func(*os.File) error) { syncLog = f }(syncLog)
+			syncLog = func(f *os.File) error {
+				data, err := os.ReadFile(f.Name())
+				if err != nil || !strings.Contains(string(data), `"event":"launch"`) {
+					return f.Sync()
+				}
+				mu.Lock()
+				first := !launchSynced
+				mu.Unlock()
+				if first {
+					// The launch's: slow, so a create that does not
+					// wait for it returns first.
+					time.Sleep(100 * time.Millisecond)
+				}
+				mu.Lock()
+				launchSynced = true
+				mu.Unlock()
+				if first && tc.syncErr != nil {
+					return tc.syncErr // once: the refusal's and the receipt's succeed
+				}
+				return f.Sync()
+			}
+			err = r.Create(CreateOptions{ID: "c1", Bundle: writeBundle(t, func(s *specs.Spec) {
+				s.Linux.MaskedPaths = []string{"/proc/kcore"}
+			})})
+			mu.Lock()
+			synced := launchSynced
+			mu.Unlock()
+			rec, _ := r.Store.readRecord("c1")
+			if tc.syncErr != nil {
+				if err == nil || !strings.Contains(err.Error(), "EIO") {
+					t.Fatalf("create with the launch's fsync failing: %v, want its error", err)
+				}
+				if rec != nil || len(b.containers) != 0 {
+					t.Fatalf("a create whose launch is not durable left its container (record %v, backend %d)", rec != nil, len(b.containers))
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.canary != rec.Canary {
+				t.Fatalf("canaries %v, want %v (the fake bundle decides)", rec.Canary, tc.canary)
+			}
+			if !synced {
+				t.Fatal("create returned before its launch's evidence was durable")
+			}
+			if rec.State != StateLaunchable {
+				t.Fatalf("state %s, want Launchable", rec.State)
+			}
+		})
+	}
+}
+
 // canaryFacts are host facts that make a container verified with
 // canaries (post-launch facts), and say nothing of its masked paths.
 type canaryFacts struct {

@@ -235,7 +235,6 @@ func (r *Runtime) create(opts CreateOptions) (_ *created, retErr error) {
 	if err := r.recordBaselineLocked(cr); err != nil {
 		return nil, err
 	}
-	cr.rec.LaunchLine = plan.LaunchLine()
 	cr.rec.Degraded, cr.rec.Notes = d.DegradedStrings(), d.Notes
 	// Launchable is a state other commands act on (start): written. A run
 	// starts the container next under the same lock, and the start writes
@@ -249,17 +248,12 @@ func (r *Runtime) create(opts CreateOptions) (_ *created, retErr error) {
 		if err := r.Store.writeRecordLocked(cr.rec); err != nil {
 			return nil, err
 		}
-	}
-	launchEv := AuditEvent{ID: opts.ID, Spec: plan.Hash(), Level: d.Level.String(), Event: "launch", Reason: cr.rec.LaunchLine, Bundle: bundle}
-	if opts.starting {
-		// The program does not exec before the start waits for this
-		// fsync (startWithCanaries); until then it overlaps the start.
-		err = r.Store.auditLaterLocked(launchEv)
-	} else {
-		err = r.Store.auditLocked(launchEv, true)
-	}
-	if err != nil {
-		return nil, err
+		// A create returns with its launch's evidence durable; a run's
+		// program does not exec before it is (startWithCanaries), and
+		// until then the fsync overlaps the start.
+		if err := r.Store.waitDurable(); err != nil {
+			return nil, err
+		}
 	}
 	r.Launchf("%s", cr.rec.LaunchLine)
 	return cr, nil
@@ -383,12 +377,12 @@ func (r *Runtime) verifyPreLaunchLocked(cr *created) error {
 	default:
 		// The evaluator accepted the launch without host facts only as a
 		// named degradation (verify), which the record carries.
-		return r.passPreLaunchLocked(cr)
+		return r.launchLocked(cr)
 	}
 	// The verdicts are the evidence: a launch whose evidence cannot be
 	// written does not go ahead. They go out (and are fsync'd) with the
-	// launch event at the end of create, or with the refusal: either
-	// comes before the process can run.
+	// launch event (launchLocked), or with the refusal: either comes
+	// before the process can run.
 	if err := r.Store.auditLocked(AuditEvent{ID: cr.rec.ID, Spec: cr.rec.SpecHash, Level: cr.rec.Level.String(), Event: "verdicts", Results: results}, false); err != nil {
 		return err
 	}
@@ -400,20 +394,33 @@ func (r *Runtime) verifyPreLaunchLocked(cr *created) error {
 		}
 		return err
 	}
-	judged = true // canariesAtCreateLocked closes the session
-	if err := r.canariesAtCreateLocked(cr, canaries); err != nil {
+	// Launched on these verdicts: the launch event's fsync runs beside
+	// the canaries' exchange with the init, the longest wait of create.
+	if err := r.launchLocked(cr); err != nil {
 		return err
 	}
-	return r.passPreLaunchLocked(cr)
+	judged = true // canariesAtCreateLocked closes the session
+	return r.canariesAtCreateLocked(cr, canaries)
 }
 
-// passPreLaunchLocked moves the record through Verified to Launchable; the
-// caller (create) writes it once, with the baseline and the launch line.
-func (r *Runtime) passPreLaunchLocked(cr *created) error {
+// launchLocked moves the record through Verified to Launchable (the
+// caller, create, writes it once, with the baseline) and writes the
+// launch event, whose fsync runs in the background: nothing of the
+// program runs before it is done (create waits for it before it returns,
+// a run's start before the program execs). The canaries a create makes
+// come after it and are judged as the canaries a start makes are, after
+// the launch: failed, they move the record on from Launchable to
+// PreLaunchFailed, and the refusal follows the launch event in the log.
+func (r *Runtime) launchLocked(cr *created) error {
 	if err := r.Store.passLocked(cr.rec, StateVerified, ""); err != nil {
 		return err
 	}
-	return r.Store.passLocked(cr.rec, StateLaunchable, "")
+	if err := r.Store.passLocked(cr.rec, StateLaunchable, ""); err != nil {
+		return err
+	}
+	d := cr.plan.Decision
+	cr.rec.LaunchLine = cr.plan.LaunchLine()
+	return r.Store.auditLaterLocked(AuditEvent{ID: cr.rec.ID, Spec: cr.plan.Hash(), Level: d.Level.String(), Event: "launch", Reason: cr.rec.LaunchLine, Bundle: cr.rec.Bundle})
 }
 
 // abandonLocked undoes a create (or run) that failed part-way: kill and

@@ -57,7 +57,7 @@ var transitions = map[State][]State{
 	StateCompiled:    {StateConstructed, StateSpawnFailed, StateSpecMismatch, StateBackendUnavailable},
 	StateConstructed: {StateVerified, StatePreLaunchFailed, StateSpecMismatch, StateTerminating},
 	StateVerified:    {StateLaunchable, StateTerminating},
-	StateLaunchable:  {StateRunning, StateSpawnFailed, StateSpecMismatch, StateTerminating},
+	StateLaunchable:  {StateRunning, StateSpawnFailed, StateSpecMismatch, StatePreLaunchFailed, StateTerminating},
 	// Running -> SpawnFailed: the init was let go but could not exec the
 	// program after its canaries (the shim's go-ahead failed).
 	StateRunning: {StateVerifiedRuntime, StatePostLaunchFailed, StateSpawnFailed, StateTerminating},

@@ -29,6 +29,7 @@ var legal = map[[2]State]struct{}{
 	{StateLaunchable, StateRunning}:            {},
 	{StateLaunchable, StateSpawnFailed}:        {},
 	{StateLaunchable, StateSpecMismatch}:       {},
+	{StateLaunchable, StatePreLaunchFailed}:    {},
 	{StateLaunchable, StateTerminating}:        {},
 	{StateRunning, StateVerifiedRuntime}:       {},
 	{StateRunning, StatePostLaunchFailed}:      {},
