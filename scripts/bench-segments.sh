@@ -92,7 +92,9 @@ median() { awk -v c="$1" '$c != "-" {print $c}' "$2" | sort -n | awk '{v[NR] = $
 printf '| runtime | start → init exec | init exec → /bin/true exec | /bin/true runs | its exit → runtime exits | total |\n'
 printf '|---|---:|---:|---:|---:|---:|\n'
 for k in "${!bins[@]}"; do
-	name=$("${bins[$k]}" --version 2>/dev/null | head -1)
+	# head exits after one line, and a runtime still writing its next gets
+	# SIGPIPE: under pipefail that would end the script with no message.
+	name=$("${bins[$k]}" --version 2>/dev/null | head -1 || true)
 	printf '| %s |' "${name:-${bins[$k]}}"
 	for c in 1 2 3 4 5; do printf ' %s |' "$(median "$c" "$work/seg-$k.txt")"; done
 	printf '\n'
