@@ -85,27 +85,14 @@ func TestAuditBatch(t *testing.T) {
 // whose evidence cannot be made durable runs nothing. Dropping either
 // wait in startWithCanaries fails a row.
 func TestRunLaunchDurableBeforeTheProgram(t *testing.T) {
-	for _, tc := range []struct {
-		name    string
-		canary  bool
-		syncErr error
-	}{
+	for _, tc := range []launchDurableCase{
 		{name: "without canaries"},
 		{name: "with canaries", canary: true},
 		{name: "the launch's fsync fails", syncErr: errors.New("EIO")},
 		{name: "the launch's fsync fails, with canaries", canary: true, syncErr: errors.New("EIO")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			b := &fakeBackend{initPid: 1, containers: map[string]*fakeContainer{}}
-			var facts hooks.Facts = fakeNamespaces{}
-			if tc.canary {
-				facts = canaryFacts{}
-			}
-			r, err := New(filepath.Join(t.TempDir(), "root"), b, facts, t.Logf)
-			if err != nil {
-				t.Fatal(err)
-			}
-			r.Store.AuditLog = filepath.Join(t.TempDir(), "audit.jsonl")
+			r, b := launchTestRuntime(t, tc.canary)
 			var mu sync.Mutex
 			synced, calls, execed := false, 0, 0
 			defer func(f func(*os.File) error) { syncLog = f }(syncLog)
@@ -139,10 +126,7 @@ func TestRunLaunchDurableBeforeTheProgram(t *testing.T) {
 			opts := RunOptions{CreateOptions: CreateOptions{ID: "c1", Bundle: writeBundle(t, func(s *specs.Spec) {
 				s.Linux.MaskedPaths = []string{"/proc/kcore"}
 			})}, Detach: true}
-			if tc.canary {
-				b.canary = func(canary.Config) (canary.Report, error) { return canary.Report{}, nil }
-			}
-			_, err = r.Run(opts)
+			_, err := r.Run(opts)
 			rec, _ := r.Store.readRecord("c1")
 			if tc.canary != (rec != nil && rec.Canary) && err == nil {
 				t.Fatalf("canaries %v, want %v (the fake bundle decides)", rec != nil && rec.Canary, tc.canary)
@@ -172,27 +156,13 @@ func TestRunLaunchDurableBeforeTheProgram(t *testing.T) {
 // no container. Dropping create's wait fails the last row: the lock's
 // release still waits for the fsync, but its failure refuses nothing.
 func TestCreateLaunchDurableBeforeItReturns(t *testing.T) {
-	for _, tc := range []struct {
-		name    string
-		canary  bool
-		syncErr error
-	}{
+	for _, tc := range []launchDurableCase{
 		{name: "without canaries"},
 		{name: "with canaries", canary: true},
 		{name: "the launch's fsync fails, with canaries", canary: true, syncErr: errors.New("EIO")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			b := &fakeBackend{initPid: 1, containers: map[string]*fakeContainer{}}
-			var facts hooks.Facts = fakeNamespaces{}
-			if tc.canary {
-				facts = canaryFacts{}
-				b.canary = func(canary.Config) (canary.Report, error) { return canary.Report{}, nil }
-			}
-			r, err := New(filepath.Join(t.TempDir(), "root"), b, facts, t.Logf)
-			if err != nil {
-				t.Fatal(err)
-			}
-			r.Store.AuditLog = filepath.Join(t.TempDir(), "audit.jsonl")
+			r, b := launchTestRuntime(t, tc.canary)
 			var mu sync.Mutex
 			launchSynced := false
 			defer func(f func(*os.File) error) { syncLog = f }(syncLog)
@@ -217,7 +187,7 @@ func TestCreateLaunchDurableBeforeItReturns(t *testing.T) {
 				}
 				return f.Sync()
 			}
-			err = r.Create(CreateOptions{ID: "c1", Bundle: writeBundle(t, func(s *specs.Spec) {
+			err := r.Create(CreateOptions{ID: "c1", Bundle: writeBundle(t, func(s *specs.Spec) {
 				s.Linux.MaskedPaths = []string{"/proc/kcore"}
 			})})
 			mu.Lock()
@@ -247,6 +217,33 @@ func TestCreateLaunchDurableBeforeItReturns(t *testing.T) {
 			}
 		})
 	}
+}
+
+// launchDurableCase is a row of the launch-durability tests: a bundle
+// with canaries or without, and the launch's fsync failing or not.
+type launchDurableCase struct {
+	name    string
+	canary  bool
+	syncErr error
+}
+
+// launchTestRuntime is a core over a fake backend with an audit log, whose
+// containers are verified with canaries (that all pass) if canaries is
+// set, and without host facts for them otherwise.
+func launchTestRuntime(t *testing.T, canaries bool) (*Runtime, *fakeBackend) {
+	t.Helper()
+	b := &fakeBackend{initPid: 1, containers: map[string]*fakeContainer{}}
+	var facts hooks.Facts = fakeNamespaces{}
+	if canaries {
+		facts = canaryFacts{}
+		b.canary = func(canary.Config) (canary.Report, error) { return canary.Report{}, nil }
+	}
+	r, err := New(filepath.Join(t.TempDir(), "root"), b, facts, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Store.AuditLog = filepath.Join(t.TempDir(), "audit.jsonl")
+	return r, b
 }
 
 // canaryFacts are host facts that make a container verified with

@@ -231,9 +231,7 @@ func TestRunPromotionWrittenAndDurableBeforeTheLockIsLetGo(t *testing.T) {
 	for _, failSync := range []bool{false, true} {
 		t.Run(fmt.Sprintf("fsync fails %v", failSync), func(t *testing.T) {
 			fg := &fakeForeground{} // a job that runs on past the short wait
-			p := &fakePlatform{fakeBackend: &fakeBackend{initPid: 1, containers: map[string]*fakeContainer{}, fg: fg},
-				gaps: launch.Platform{Name: "fake", Verifies: true}, pre: []hooks.Result{pass("seatbelt/sandboxed")}, post: []hooks.Result{pass("seatbelt/sandboxed")}}
-			r := newPlatformRuntime(t, p)
+			r := verifiedRunRuntime(t, fg)
 			// durable is how much of the audit log the last fsync covered.
 			var durable int64
 			defer func(f func(*os.File) error) { syncLog = f }(syncLog)
@@ -292,15 +290,23 @@ func TestRunPromotionWrittenAndDurableBeforeTheLockIsLetGo(t *testing.T) {
 	}
 }
 
+// verifiedRunRuntime is a core over a fake platform whose containers pass
+// every check, so that a run's start promotes them, and whose foreground
+// runs are fg.
+func verifiedRunRuntime(t *testing.T, fg *fakeForeground) *Runtime {
+	t.Helper()
+	p := &fakePlatform{fakeBackend: &fakeBackend{initPid: 1, containers: map[string]*fakeContainer{}, fg: fg},
+		gaps: launch.Platform{Name: "fake", Verifies: true}, pre: []hooks.Result{pass("seatbelt/sandboxed")}, post: []hooks.Result{pass("seatbelt/sandboxed")}}
+	return newPlatformRuntime(t, p)
+}
+
 // A job that exits within a foreground run's short wait at the end of its
 // start is torn down under the lock its create took: the run never writes
 // its record at VerifiedRuntime, and never lets the lock go to wait for
 // it. Without the wait (awaitExit) the record is written first.
 func TestRunTearsDownAJobDoneWithinTheShortWait(t *testing.T) {
 	fg := &fakeForeground{exitsSoon: true}
-	p := &fakePlatform{fakeBackend: &fakeBackend{initPid: 1, containers: map[string]*fakeContainer{}, fg: fg},
-		gaps: launch.Platform{Name: "fake", Verifies: true}, pre: []hooks.Result{pass("seatbelt/sandboxed")}, post: []hooks.Result{pass("seatbelt/sandboxed")}}
-	r := newPlatformRuntime(t, p)
+	r := verifiedRunRuntime(t, fg)
 	waited := false
 	fg.onWait = func() {
 		waited = true
