@@ -227,3 +227,50 @@ func TestRunForwardsSignals(t *testing.T) {
 		t.Fatalf("run exit %d (output %q), want 6 from the container's USR1 trap", code, readAll(t, out))
 	}
 }
+
+// Every signal is caught before the program runs, however late the
+// runtime got to registering it: the fault-injection build registers the
+// signals that are not urgent 1.5 s late, and a real-time signal sent to
+// the runtime once the program set its trap must still reach the program
+// (the Go runtime drops one it has not caught). Only the wait of the
+// container's Start for the registration makes it so.
+func TestRunForwardsEverySignalOnceTheProgramRuns(t *testing.T) {
+	fb := buildFaultBinary(t)
+	e := newEnv(t)
+	id := e.id()
+	out := e.tempFile()
+	b := e.bundle([]string{"sh", "-c", `trap "exit 9" 40; echo trapped; while :; do sleep 0.1; done`}, nil)
+	cmd := vettoCmdWith(e, fb, "run", "-b", b, id)
+	cmd.Env = append(os.Environ(), "TESTONLY_VETTO_FAULT=slow-signals:1500ms")
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-exited
+		e.vetto("delete", "--force", id)
+	})
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(readAll(t, out), "trapped") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the container never set its trap: %q", readAll(t, out))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.Signal(40)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-exited:
+		exited <- err // for the clean-up
+		if code := cmd.ProcessState.ExitCode(); code != 9 {
+			t.Fatalf("run exit %d (%v, output %q), want 9 from the program's trap of signal 40", code, err, readAll(t, out))
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatalf("signal 40, sent to the runtime once the program ran, never reached it: %q", readAll(t, out))
+	}
+	e.assertNothingLeft(id)
+}

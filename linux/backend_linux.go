@@ -115,10 +115,11 @@ func (b *Backend) Create(req *runtime.CreateRequest) (_ runtime.Container, _ run
 	}
 	var fg *foreground
 	if req.Foreground {
-		if fg, err = newForeground(proc, io, !req.NoSubreaper); err != nil {
+		if fg, err = newForeground(proc, io, !req.NoSubreaper, false); err != nil {
 			io.close()
 			return nil, nil, err
 		}
+		c.signalsCaught = fg.allCaught
 	}
 	defer func() {
 		if retErr != nil {

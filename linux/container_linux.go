@@ -46,6 +46,11 @@ type container struct {
 	// canaryAtCreate: the init made its canaries at create (Canaries),
 	// and start only lets it exec.
 	canaryAtCreate bool
+	// signalsCaught, for a foreground run's container, is closed once
+	// this process catches every signal: Start waits for it before the
+	// program may exec, so from then on no signal sent to the runtime
+	// is lost or ends it (newForeground).
+	signalsCaught <-chan struct{}
 	// root is the init's root, held across start with its mount
 	// namespace (HoldRoot): the executable can still be looked at once
 	// the init is gone.
@@ -207,6 +212,9 @@ const execWaitLimit = 2 * time.Minute
 // execve; returning then would let poststart hooks — which the spec puts
 // after "the user-specified process is executed" — run too early.
 func (c *container) Start(sp *specs.Spec, ask *canary.Config) (*canary.Report, error) {
+	if c.signalsCaught != nil {
+		<-c.signalsCaught
+	}
 	pid := c.InitPid()
 	before, err := exeID(pid)
 	if err != nil {

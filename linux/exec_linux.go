@@ -57,7 +57,7 @@ func (c *container) Exec(req *runtime.ExecRequest) (_ int, _ runtime.Foreground,
 	if !req.Detach {
 		// No subreaper: the exec'd process is our own child (runc does
 		// the same for exec).
-		if fg, err = newForeground(proc, io, false); err != nil {
+		if fg, err = newForeground(proc, io, false, true); err != nil {
 			io.close()
 			return 0, nil, err
 		}

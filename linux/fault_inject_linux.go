@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/opencontainers/runc/libcontainer"
 	"github.com/opencontainers/runc/libcontainer/configs"
@@ -52,6 +53,11 @@ import (
 //	                                      cgroup's members takes <dur> longer
 //	                                      (platform/), so create can be killed
 //	                                      during its pre-launch verification
+//	TESTONLY_VETTO_FAULT=slow-signals:<dur> a foreground run registers the
+//	                                      signals that are not urgent <dur>
+//	                                      later (foreground_linux.go), so a
+//	                                      test can signal the runtime while
+//	                                      they are still uncaught
 //	TESTONLY_VETTO_FAULT=shim-pause:<dur> in the container's environment: the
 //	                                      pre-exec step sleeps <dur> before it
 //	                                      restricts the init, so a test can attack it
@@ -109,3 +115,12 @@ func injectFault(config *configs.Config, proc *libcontainer.Process) {
 func execUnconfined() bool { return os.Getenv("TESTONLY_VETTO_FAULT") == "exec-unconfined" }
 
 func faultUsernsMaps() bool { return os.Getenv("TESTONLY_VETTO_FAULT") == "apparmor-userns" }
+
+// slowSignals delays the registration of the signals that are not urgent.
+func slowSignals() {
+	if v, ok := strings.CutPrefix(os.Getenv("TESTONLY_VETTO_FAULT"), "slow-signals:"); ok {
+		if d, err := time.ParseDuration(v); err == nil {
+			time.Sleep(d)
+		}
+	}
+}

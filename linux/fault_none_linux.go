@@ -16,3 +16,5 @@ func injectFault(*configs.Config, *libcontainer.Process) {}
 func execUnconfined() bool { return false }
 
 func faultUsernsMaps() bool { return false }
+
+func slowSignals() {}

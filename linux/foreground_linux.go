@@ -24,13 +24,20 @@ type foreground struct {
 	proc    *libcontainer.Process
 	io      *stdio
 	signals chan os.Signal
-	waited  bool
+	// allCaught is closed once every signal is caught (urgentSignals may
+	// be before it): the container's program does not exec before it is.
+	allCaught <-chan struct{}
+	waited    bool
 }
 
-// newForeground registers for every signal before the container starts, so
+// newForeground registers for signals before the container starts, so
 // neither the init's SIGCHLD nor a user's ^C can slip past, and makes us a
 // child subreaper so orphans inside a shared-pid container are reaped here.
-func newForeground(proc *libcontainer.Process, io *stdio, subreaper bool) (*foreground, error) {
+// With all, it returns with every signal caught (exec: the process runs at
+// once); without, with urgentSignals caught and the rest on their way
+// (allCaught), which a run's container waits for before its program execs
+// (container.Start).
+func newForeground(proc *libcontainer.Process, io *stdio, subreaper, all bool) (*foreground, error) {
 	if subreaper {
 		// Without it, processes that leave the container's init would be
 		// reaped by someone else and escape our accounting: fail, do not
@@ -39,49 +46,84 @@ func newForeground(proc *libcontainer.Process, io *stdio, subreaper bool) (*fore
 			return nil, fmt.Errorf("become child subreaper (use --no-subreaper to run without): %w", err)
 		}
 	}
-	return &foreground{proc: proc, io: io, signals: caughtSignals()}, nil
+	signals, allCaught := caughtSignals(all)
+	return &foreground{proc: proc, io: io, signals: signals, allCaught: allCaught}, nil
+}
+
+// urgentSignals are caught before the container's init starts; the rest
+// while it sets itself up, before its program execs. Registering a signal
+// is one round trip through the Go runtime's signal-mask thread, some
+// 30 µs between two CPUs here and several times that while the plan keeps
+// both busy: all 65 took 2-2.5 ms, which every run waited for between its
+// plan and its init. These are the ones whose loss in that window would
+// cost something: the init's exit (SIGCHLD, which Wait and the short-job
+// teardown rely on), and those a Go program dies of uncaught, which a
+// user, a terminal or a process manager sends (HUP, INT, QUIT, TERM,
+// ABRT; PIPE, on a write to a closed stdout or stderr). Of the others,
+// one that arrives before the program execs is dropped by the Go runtime
+// (USR1, USR2, ALRM, WINCH, CONT, the real-time ones: nothing is there
+// yet to forward it to), or stops the runtime as the kernel does by
+// default (TSTP, TTIN, TTOU), or — a kill with a synchronous fault's
+// number (ILL, TRAP, BUS, FPE, SEGV, STKFLT, SYS) — ends it as SIGKILL
+// would, before anything of the workload ran, and delete tears the
+// container down.
+var urgentSignals = []os.Signal{
+	unix.SIGCHLD,
+	unix.SIGHUP, unix.SIGINT, unix.SIGQUIT, unix.SIGTERM, unix.SIGABRT, unix.SIGPIPE,
 }
 
 // early is the registration PrepareForeground began, if it did.
 var early struct {
 	sync.Mutex
 	signals chan os.Signal
-	done    chan struct{}
+	// urgent is closed once urgentSignals are caught, all once every
+	// signal is.
+	urgent, all chan struct{}
 }
 
 // PrepareForeground begins registering for every signal in the
-// background: signal.Notify of all 65 is one round trip each through the
-// Go runtime's signal-mask thread, 1-4 ms here, which now runs beside the
-// plan and the records. newForeground waits for it to finish, so every
-// signal is caught before the container's init starts, as before.
+// background, urgentSignals first: it runs beside the plan and the
+// records, and the rest beside the init's own set-up. newForeground waits
+// for the urgent ones, so they are caught before the container's init
+// starts; the container's Start waits for the rest.
 func (*Backend) PrepareForeground() {
 	early.Lock()
 	defer early.Unlock()
 	if early.signals != nil {
 		return
 	}
-	early.signals, early.done = make(chan os.Signal, signalBuffer), make(chan struct{})
-	go func(c chan os.Signal, done chan struct{}) {
+	early.signals, early.urgent, early.all = make(chan os.Signal, signalBuffer), make(chan struct{}), make(chan struct{})
+	go func(c chan os.Signal, urgent, all chan struct{}) {
+		signal.Notify(c, urgentSignals...)
+		close(urgent)
+		slowSignals()
+		// Every signal; the urgent ones are not registered twice.
 		signal.Notify(c)
-		close(done)
-	}(early.signals, early.done)
+		close(all)
+	}(early.signals, early.urgent, early.all)
 }
 
-// caughtSignals is a channel every signal is delivered to, registered in
-// full when it returns: the one PrepareForeground began (once), or a new
-// one.
-func caughtSignals() chan os.Signal {
+// caughtSignals is a channel every signal is delivered to, and a channel
+// closed once every signal is caught: the registration PrepareForeground
+// began (once), or a new one. It returns with urgentSignals caught, or,
+// with all, every signal.
+func caughtSignals(all bool) (chan os.Signal, <-chan struct{}) {
 	early.Lock()
-	c, done := early.signals, early.done
-	early.signals, early.done = nil, nil
+	c, urgent, done := early.signals, early.urgent, early.all
+	early.signals, early.urgent, early.all = nil, nil, nil
 	early.Unlock()
 	if c != nil {
-		<-done
-		return c
+		<-urgent
+		if all {
+			<-done
+		}
+		return c, done
 	}
 	c = make(chan os.Signal, signalBuffer)
 	signal.Notify(c)
-	return c
+	done = make(chan struct{})
+	close(done)
+	return c, done
 }
 
 // Wait forwards signals to the init until it exits and returns its status.
@@ -90,6 +132,7 @@ func (f *foreground) Wait() (int, error) {
 	if err != nil {
 		return -1, err
 	}
+	<-f.allCaught
 	f.io.resize()
 	for s := range f.signals {
 		switch s {

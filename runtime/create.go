@@ -84,6 +84,10 @@ func (r *Runtime) create(opts CreateOptions) (_ *created, retErr error) {
 	if err := ValidateID(opts.ID); err != nil {
 		return nil, err
 	}
+	if p, ok := r.Backend.(ForegroundPreparer); ok && opts.foreground {
+		// First: the signals' registration needs the CPU the plan leaves.
+		p.PrepareForeground()
+	}
 	bundle, effective, err := r.effectiveSpec(opts)
 	if err != nil {
 		return nil, fmt.Errorf("create %q: %w", opts.ID, err)
@@ -96,9 +100,6 @@ func (r *Runtime) create(opts CreateOptions) (_ *created, retErr error) {
 		return nil, err
 	}
 	cr := &created{lock: l, sec: opts.Security}
-	if p, ok := r.Backend.(ForegroundPreparer); ok && opts.foreground {
-		p.PrepareForeground()
-	}
 	defer func() {
 		if retErr != nil {
 			// The refusal is evidence too: the host-wide log keeps it
