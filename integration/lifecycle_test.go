@@ -269,7 +269,7 @@ func TestRunForwardsEverySignalOnceTheProgramRuns(t *testing.T) {
 		if code := cmd.ProcessState.ExitCode(); code != 9 {
 			t.Fatalf("run exit %d (%v, output %q), want 9 from the program's trap of signal 40", code, err, readAll(t, out))
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(20 * time.Second):
 		t.Fatalf("signal 40, sent to the runtime once the program ran, never reached it: %q", readAll(t, out))
 	}
 	e.assertNothingLeft(id)
