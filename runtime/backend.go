@@ -269,9 +269,11 @@ type ExecutableContainer interface {
 // process needs before the container work reaches it: on Linux,
 // registering for every signal, a few milliseconds of round trips through
 // the Go runtime, done alongside the plan and the records instead of
-// before the init starts. The backend still finishes it before it starts
-// any process. The core calls it once it holds the container's lock, so
-// a wait for the lock can still be interrupted.
+// before the init starts. The backend still finishes it before the
+// process it is for can run (a run's program, an exec's process). create
+// calls it first thing, since its lock (a new directory's) is never
+// waited for; exec once it holds the container's lock, so a wait for the
+// lock can still be interrupted.
 type ForegroundPreparer interface {
 	PrepareForeground()
 }
