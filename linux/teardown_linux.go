@@ -59,6 +59,16 @@ func (c *container) Teardown() (*hooks.Receipt, error) {
 	problem := func(format string, args ...any) {
 		rec.Problems = append(rec.Problems, fmt.Sprintf(format, args...))
 	}
+	// The hierarchies the proof below also looks in are read from the
+	// mount table while the kill, the waits and libcontainer's destroy
+	// run: nothing of theirs changes it, and a run's exit waits for this
+	// teardown.
+	var mounted <-chan []string
+	if p := c.lc.Config().Cgroups.Path; p != "" {
+		ch := make(chan []string, 1)
+		go func() { ch <- cgroupDirsOf(p) }()
+		mounted = ch
+	}
 	if m.Exists() {
 		killed, method, err := killCgroup(m)
 		rec.Killed, rec.Method = killed, method
@@ -112,8 +122,8 @@ func (c *container) Teardown() (*hooks.Receipt, error) {
 	// container's path in every cgroup hierarchy mounted here (a create
 	// interrupted before its state named them all left a cpuset one).
 	dirs := slices.Collect(maps.Values(st.CgroupPaths))
-	if p := c.lc.Config().Cgroups.Path; p != "" {
-		dirs = append(dirs, cgroupDirsOf(p)...)
+	if mounted != nil {
+		dirs = append(dirs, <-mounted...)
 	}
 	slices.Sort(dirs)
 	for _, dir := range slices.Compact(dirs) {
@@ -270,6 +280,15 @@ func waitInitGone(c *container, limit time.Duration) error {
 // /proc/self/task/*/children: a child belongs to the thread that forked
 // it, or to whichever thread of a subreaper it was re-parented to.
 func reapStrays(init int) {
+	// One look first: with no child waitable (the usual case: the init
+	// reaped already by its Wait, nothing re-parented here), there is
+	// nothing to list. WNOWAIT leaves whatever it finds for the list;
+	// with none, Linux returns the siginfo zeroed (no SIGCHLD in it).
+	var info unix.Siginfo
+	err := unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT|unix.WALL, nil)
+	if errors.Is(err, unix.ECHILD) || (err == nil && info.Signo == 0) {
+		return
+	}
 	tasks, _ := os.ReadDir("/proc/self/task")
 	for _, t := range tasks {
 		data, err := hooks.ReadKernelFile("/proc/self/task/" + t.Name() + "/children")

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -33,4 +35,50 @@ func TestCgroupGone(t *testing.T) {
 			t.Errorf("%s: cgroupGone(%v) = %v, want %v", tc.name, tc.err, got, tc.want)
 		}
 	}
+}
+
+// A run's teardown reaps every exited child of the runtime but the init,
+// whose status its own Wait collects — also when only one look is needed
+// to see there is nothing to reap.
+func TestReapStraysReapsEveryExitedChildButTheInit(t *testing.T) {
+	start := func() *os.Process {
+		t.Helper()
+		p, err := os.StartProcess("/bin/true", []string{"true"}, &os.ProcAttr{})
+		if err != nil {
+			t.Fatalf("start /bin/true: %v", err)
+		}
+		return p
+	}
+	zombie := func(pid int) bool {
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			return false
+		}
+		_, after, ok := strings.Cut(string(data), ") ")
+		return ok && strings.HasPrefix(after, "Z")
+	}
+	initProc, stray := start(), start()
+	t.Cleanup(func() {
+		_ = initProc.Kill()
+		_, _ = initProc.Wait()
+		_ = stray.Release()
+	})
+	for deadline := time.Now().Add(10 * time.Second); !zombie(initProc.Pid) || !zombie(stray.Pid); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("pids %d and %d never exited", initProc.Pid, stray.Pid)
+		}
+	}
+	reapStrays(initProc.Pid)
+	if _, err := os.Stat(fmt.Sprintf("/proc/%d", stray.Pid)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the stray (pid %d) was not reaped: %v", stray.Pid, err)
+	}
+	if !zombie(initProc.Pid) {
+		t.Fatalf("the init (pid %d) was reaped: its Wait would lose its status", initProc.Pid)
+	}
+	st, err := initProc.Wait()
+	if err != nil || !st.Success() {
+		t.Fatalf("init's own Wait: %v, %v", st, err)
+	}
+	// Nothing left to reap: one look, and back.
+	reapStrays(initProc.Pid)
 }
