@@ -350,7 +350,7 @@ func (c *container) waitExec(pid int, before [2]uint64) error {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("init pid %d has not exec'd the process after %s", pid, execWaitLimit)
 		}
-		time.Sleep(delay)
+		pause(delay)
 	}
 }
 

@@ -108,7 +108,7 @@ func waitPastInit(pid int) {
 		if err != nil || strings.TrimSpace(string(comm)) != initComm {
 			return
 		}
-		time.Sleep(delay)
+		pause(delay)
 	}
 }
 

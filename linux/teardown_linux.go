@@ -243,7 +243,7 @@ func waitEmpty(m cgroups.Manager, limit time.Duration) ([]int, error) {
 			slices.Sort(pids)
 			return pids, nil
 		}
-		time.Sleep(delay)
+		pause(delay)
 	}
 }
 
@@ -271,7 +271,7 @@ func waitInitGone(c *container, limit time.Duration) error {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("init of %q (pid %d) still there after %s: %s", c.ID(), c.InitPid(), limit, taskState(c.InitPid()))
 		}
-		time.Sleep(delay)
+		pause(delay)
 	}
 }
 
