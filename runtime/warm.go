@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/vetto-dev/vetto-runtime/hooks/canary"
 )
 
 // WarmCodecs builds encoding/json's per-type caches for what a container
@@ -20,6 +22,7 @@ func WarmCodecs() {
 	_, _ = json.Marshal(&specs.Spec{})
 	_, _ = json.Marshal(&Record{})
 	_, _ = json.Marshal(&AuditEvent{})
+	canary.WarmCodecs()
 	// The decoder's own code, on a record that names a nested type.
 	var rec Record
 	_ = json.Unmarshal([]byte(`{"id":"w","baseline":{}}`), &rec)

@@ -111,6 +111,10 @@ func (refusal) ExitCode() int   { return preExecRefused }
 // it, which a container at its pids limit cannot get.
 func shimCanaries(fd int) (conn int, err error) {
 	deadline := time.Now().Add(canaryWait)
+	// The host connects once its pre-launch checks passed, a fraction of
+	// a millisecond from now: the codecs are warmed in that wait, not in
+	// the exchange the host waits for.
+	canary.WarmCodecs()
 	if err := waitFD(fd, unix.POLLIN, deadline); err != nil {
 		return -1, fmt.Errorf("no plan from the host: %w", err)
 	}
