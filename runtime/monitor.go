@@ -413,9 +413,27 @@ func (r *Runtime) monitorAlive(rec *Record) bool {
 	return err == nil && ps.Start == m.StartTime && !ps.Gone()
 }
 
+// monitorExited says whether the monitor rec names has finished exiting:
+// its pid gone or another process's, or a zombie. An exiting one (the
+// kernel's PF_EXITING, which monitorAlive counts as not running) is not
+// yet: it is still a process on the host, tearing down its memory and
+// files, and a caller that looks, once delete has returned, for what the
+// container left behind finds it there.
+func (r *Runtime) monitorExited(rec *Record) bool {
+	m := rec.Monitor
+	pf, ok := r.postFacts()
+	if m == nil || m.Pid <= 0 || !ok {
+		return true
+	}
+	ps, err := pf.ProcStat(m.Pid)
+	return err != nil || ps.Start != m.StartTime || ps.State == 'Z' || ps.State == 'X'
+}
+
 // stopMonitor ends container rec's monitor before its teardown and says
-// what it did. The caller holds the container's lock, so the monitor is
-// between rounds.
+// what it did: stopped once its process has finished exiting, so that
+// the delete that reports it stopped leaves nothing of it on the host.
+// The caller holds the container's lock, so the monitor is between
+// rounds.
 func (r *Runtime) stopMonitor(rec *Record) *hooks.MonitorReceipt {
 	m := rec.Monitor
 	if m == nil || m.Pid == 0 {
@@ -425,21 +443,23 @@ func (r *Runtime) stopMonitor(rec *Record) *hooks.MonitorReceipt {
 	if _, ok := r.postFacts(); !ok {
 		return out
 	}
-	alive := func() bool { return r.monitorAlive(rec) }
-	if !alive() {
+	exited := func() bool { return r.monitorExited(rec) }
+	if exited() {
 		out.Stopped = true
 		return out
 	}
+	// A monitor exits within a millisecond of its signal; Go sleeps no
+	// less than that anyway.
 	_ = signalPid(m.Pid, false)
-	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		if !alive() {
+	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if exited() {
 			out.Stopped = true
 			return out
 		}
 	}
 	_ = signalPid(m.Pid, true)
-	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		if !alive() {
+	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if exited() {
 			out.Stopped = true
 			break
 		}
