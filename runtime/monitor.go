@@ -404,13 +404,20 @@ func (r *Runtime) lazyMonitor(id string) (stop func() error) {
 // monitorAlive says whether the monitor rec names runs: that pid, started
 // then (not a reuse of the pid), and not exiting.
 func (r *Runtime) monitorAlive(rec *Record) bool {
+	ps, ok := r.monitorProc(rec)
+	return ok && !ps.Gone()
+}
+
+// monitorProc is the stat of the monitor rec names, if that process is
+// still there: its pid, started when the record says (not a reuse).
+func (r *Runtime) monitorProc(rec *Record) (hooks.ProcState, bool) {
 	m := rec.Monitor
 	pf, ok := r.postFacts()
 	if m == nil || m.Pid <= 0 || !ok {
-		return false
+		return hooks.ProcState{}, false
 	}
 	ps, err := pf.ProcStat(m.Pid)
-	return err == nil && ps.Start == m.StartTime && !ps.Gone()
+	return ps, err == nil && ps.Start == m.StartTime
 }
 
 // monitorExited says whether the monitor rec names has finished exiting:
@@ -420,13 +427,8 @@ func (r *Runtime) monitorAlive(rec *Record) bool {
 // files, and a caller that looks, once delete has returned, for what the
 // container left behind finds it there.
 func (r *Runtime) monitorExited(rec *Record) bool {
-	m := rec.Monitor
-	pf, ok := r.postFacts()
-	if m == nil || m.Pid <= 0 || !ok {
-		return true
-	}
-	ps, err := pf.ProcStat(m.Pid)
-	return err != nil || ps.Start != m.StartTime || ps.State == 'Z' || ps.State == 'X'
+	ps, ok := r.monitorProc(rec)
+	return !ok || ps.State == 'Z' || ps.State == 'X'
 }
 
 // stopMonitor ends container rec's monitor before its teardown and says
