@@ -64,17 +64,53 @@ func TestFrozenSpecReadOncePerProcess(t *testing.T) {
 	}
 }
 
-// Deleting a state root's last container leaves nothing of that root in
-// the evidence directory; another container of the root keeps its hash.
-func TestForgetFrozenRemovesEmptyRootDir(t *testing.T) {
+// Containers of two state roots may share an id: each has its own frozen
+// hash, and deleting one leaves the other's; nothing of either is left
+// once both are deleted.
+func TestFrozenHashPerRootAndID(t *testing.T) {
 	ev := Evidence{Dir: filepath.Join(t.TempDir(), "evidence")}
-	root := "/run/some-root"
-	for _, id := range []string{"a", "b"} {
-		if err := ev.recordFrozen(root, id, "h-"+id); err != nil {
+	roots := []string{"/run/one-root", "/run/other-root"}
+	for _, root := range roots {
+		if err := ev.recordFrozen(root, "a", "h-"+root); err != nil {
 			t.Fatal(err)
 		}
 	}
-	dir := filepath.Dir(ev.frozenPath(root, "a"))
+	ev.forgetFrozen(roots[0], "a")
+	if err := ev.checkFrozen(roots[1], "a", "h-"+roots[1]); err != nil {
+		t.Fatalf("the other root's hash went with the first: %v", err)
+	}
+	if err := ev.checkFrozen(roots[0], "a", "h-"+roots[0]); !errors.Is(err, ErrSpecMismatch) {
+		t.Fatalf("a forgotten hash still checks: %v", err)
+	}
+	ev.forgetFrozen(roots[1], "a")
+	left, err := os.ReadDir(filepath.Join(ev.Dir, "frozen"))
+	if err != nil || len(left) != 0 {
+		t.Fatalf("frozen/ after both deletes: %v (err %v), want empty", left, err)
+	}
+}
+
+// A container created by a runtime that kept its hash in a directory per
+// root (frozen/<root>/<id>) is checked against that copy and delete
+// removes it, with the root's directory once it is empty.
+func TestFrozenHashOfTheEarlierLayout(t *testing.T) {
+	ev := Evidence{Dir: filepath.Join(t.TempDir(), "evidence")}
+	root := "/run/some-root"
+	for _, id := range []string{"a", "b"} {
+		p := ev.legacyFrozenPath(root, id)
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("h-"+id+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := ev.checkFrozen(root, "a", "h-a"); err != nil {
+		t.Fatalf("the earlier layout's hash does not check: %v", err)
+	}
+	if err := ev.checkFrozen(root, "a", "h-other"); !errors.Is(err, ErrSpecMismatch) {
+		t.Fatalf("another hash against the earlier layout's: %v, want ErrSpecMismatch", err)
+	}
+	dir := filepath.Dir(ev.legacyFrozenPath(root, "a"))
 	ev.forgetFrozen(root, "a")
 	if err := ev.checkFrozen(root, "b", "h-b"); err != nil {
 		t.Fatalf("the other container's hash went with the first: %v", err)
