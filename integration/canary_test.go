@@ -4,6 +4,7 @@ package integration
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -292,6 +293,46 @@ func TestCanaryConnectionIsNotThePrograms(t *testing.T) {
 		if n := ent.Name(); (n != "0" && n != "1" && n != "2") || strings.HasPrefix(target, "socket:") {
 			t.Errorf("the program (pid %d) has fd %s -> %s, which it was not given", pid, n, target)
 		}
+	}
+}
+
+// A run starts the container from the process that created it, so its
+// canary channel is a socket pair between that process and the init:
+// nothing in the state directory lets another process reach the init
+// before its start, and nothing there is made and removed per run. A
+// create, which a separate start follows, keeps its listener there until
+// the start; the canaries run either way.
+func TestRunMakesNoCanaryListener(t *testing.T) {
+	e := newEnv(t)
+	sockets := func(id string) []string {
+		var found []string
+		_ = filepath.WalkDir(filepath.Join(e.root, id), func(p string, d fs.DirEntry, err error) error {
+			if err == nil && d.Type()&fs.ModeSocket != 0 {
+				found = append(found, p)
+			}
+			return nil
+		})
+		return found
+	}
+	run := e.id()
+	e.mustVetto("run", "-d", "-b", e.bundle([]string{"sleep", "100"}, nil), run)
+	defer e.vetto("delete", "--force", run)
+	if st := e.vettoState(run); st["verification"] != "PASS" {
+		t.Fatalf("run: state %v, want the canaries run and PASS", st)
+	}
+	if found := sockets(run); len(found) != 0 {
+		t.Errorf("a run left sockets in its state directory: %v", found)
+	}
+
+	created := e.id()
+	e.mustVetto("create", "-b", e.bundle([]string{"sleep", "100"}, nil), created)
+	defer e.vetto("delete", "--force", created)
+	if found := sockets(created); len(found) != 1 {
+		t.Errorf("create: sockets in the state directory %v, want the one listener start connects to", found)
+	}
+	e.mustVetto("start", created)
+	if st := e.vettoState(created); st["verification"] != "PASS" {
+		t.Fatalf("create and start: state %v, want the canaries run and PASS", st)
 	}
 }
 

@@ -1,6 +1,7 @@
 package linux
 
 import (
+	"os"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -87,14 +88,21 @@ func (b *Backend) Create(req *runtime.CreateRequest) (_ runtime.Container, _ run
 		env, home := shim.InitEnv(sp.Env)
 		step := shim.Config{Ruleset: req.Landlock, Dumpable: req.Canary && rootlessEUID(), EnvSHA256: shim.EnvDigest(env), EnvHome: home}
 		if req.Canary {
-			ln, err := listenCanary(req.Dir)
-			if err != nil {
+			var initEnd *os.File
+			if req.StartsHere {
+				if c.canary, initEnd, err = pairCanary(); err != nil {
+					return nil, nil, err
+				}
+				step.CanaryConnected = true
+			} else if initEnd, err = listenCanary(req.Dir); err != nil {
 				return nil, nil, err
 			}
-			defer ln.Close()
+			// The init's copy is the only one once it is started: its
+			// exec (or exit) is what closes the channel for the host.
+			defer initEnd.Close()
 			// After the preserved fds, which keep their numbers; the step
 			// closes this one before the exec.
-			proc.ExtraFiles = append(proc.ExtraFiles, ln)
+			proc.ExtraFiles = append(proc.ExtraFiles, initEnd)
 			step.CanaryFD = 2 + len(proc.ExtraFiles)
 			proc.PreExecAtCreate = req.CanaryAtCreate
 		}

@@ -15,6 +15,8 @@ import (
 // (root's, 0700) and hands the init as an inherited fd; `start` connects
 // to it there. Only root on the host can reach the path; the container
 // never sees it, and the shim closes the fd before it execs the program.
+// A run starts the container from the process that created it, and gets
+// a socket pair instead (pairCanary).
 const canarySocket = "canary.sock"
 
 // procDirPath names dir/name through an O_PATH fd of dir, so the address
@@ -60,6 +62,25 @@ func listenCanary(dir string) (*os.File, error) {
 		return nil, err
 	}
 	return os.NewFile(uintptr(fd), filepath.Join(dir, canarySocket)), nil
+}
+
+// pairCanary makes the canary channel of a container this process will
+// start itself (CreateRequest.StartsHere): a socket pair, the host's end
+// a connection ready for the exchange, the init's end a file for it to
+// inherit. Nothing is made in the state directory, and nobody else can
+// reach either end.
+func pairCanary() (host net.Conn, init *os.File, err error) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("canary socket pair: %w", err)
+	}
+	hf := os.NewFile(uintptr(fds[0]), "canary (host)")
+	defer hf.Close() // net.FileConn holds its own copy
+	if host, err = net.FileConn(hf); err != nil {
+		unix.Close(fds[1])
+		return nil, nil, fmt.Errorf("canary socket pair: %w", err)
+	}
+	return host, os.NewFile(uintptr(fds[1]), "canary (init)"), nil
 }
 
 // dialCanary connects to the exec shim's canary listener.

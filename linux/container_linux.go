@@ -39,8 +39,10 @@ type container struct {
 	// proc is the init when this process created it: we are its parent
 	// and must reap it.
 	proc *libcontainer.Process
-	// canary is the connection to the exec shim waiting for its verdict
-	// (Start, Proceed); startExe the file the init ran before start.
+	// canary is the connection to the exec shim: from the first exchange
+	// until its verdict (Start, Proceed), and from create on when this
+	// process made the socket pair (pairCanary); startExe the file the
+	// init ran before start.
 	canary   net.Conn
 	startExe [2]uint64
 	// canaryAtCreate: the init made its canaries at create (Canaries),
@@ -251,11 +253,14 @@ func (c *container) Canaries(ask *canary.Config) (*canary.Report, error) {
 // exchangeCanaries sends the plan to the init's pre-exec step and returns
 // its report; the step then waits for Proceed.
 func (c *container) exchangeCanaries(ask *canary.Config) (*canary.Report, error) {
-	conn, err := dialCanary(c.dir)
-	if err != nil {
-		return nil, fmt.Errorf("the container's exec shim: %w", err)
+	conn := c.canary
+	if conn == nil {
+		var err error
+		if conn, err = dialCanary(c.dir); err != nil {
+			return nil, fmt.Errorf("the container's exec shim: %w", err)
+		}
+		c.canary = conn
 	}
-	c.canary = conn
 	_ = conn.SetDeadline(time.Now().Add(canaryExchange))
 	if err := canary.WriteMessage(conn, ask); err != nil {
 		return nil, fmt.Errorf("send the canary plan: %w", err)
@@ -518,6 +523,10 @@ func (c *container) Signal(sig syscall.Signal, all bool) error {
 }
 
 func (c *container) Destroy() error {
+	if c.canary != nil {
+		c.canary.Close()
+		c.canary = nil
+	}
 	if c.proc != nil {
 		// Reap our child so it does not stay a zombie; it is dead or
 		// about to be (the core kills before it destroys).

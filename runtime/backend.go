@@ -139,9 +139,13 @@ type CreateRequest struct {
 	// right after it is built, and then waits for start; create judges
 	// them (CreateCanaries). Without it they are made at start.
 	CanaryAtCreate bool
-	NoPivot        bool
-	NoNewKeyring   bool
-	SystemdCgroup  bool
+	// StartsHere: this process starts the container itself, through the
+	// Container Create returns (run): nothing in the state directory
+	// need let another process reach the init before start.
+	StartsHere    bool
+	NoPivot       bool
+	NoNewKeyring  bool
+	SystemdCgroup bool
 	// NoCgroup: create the container in no cgroup (the plan accepted a
 	// rootless launch without delegation): no limits are set, and
 	// Teardown kills the pid namespace instead.

@@ -204,6 +204,7 @@ func (r *Runtime) create(opts CreateOptions) (_ *created, retErr error) {
 		Landlock:       d.Landlock,
 		Canary:         cr.rec.Canary,
 		CanaryAtCreate: cr.rec.Canary && canariesAtCreate(plan.frozen.spec),
+		StartsHere:     opts.starting,
 		NoPivot:        opts.NoPivot,
 		NoNewKeyring:   opts.NoNewKeyring,
 		SystemdCgroup:  opts.SystemdCgroup,

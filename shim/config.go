@@ -29,6 +29,11 @@ type Config struct {
 	// CanaryFD is the inherited listening socket on which the host sends
 	// the canary plan and gets the report; 0: no canaries.
 	CanaryFD int `json:"canaryFD,omitempty"`
+	// CanaryConnected: CanaryFD is already the connection, the init's end
+	// of a socket pair whose other end the host process holds — a run,
+	// which starts the container from the process that created it, needs
+	// no listener in the state directory for a later start to find.
+	CanaryConnected bool `json:"canaryConnected,omitempty"`
 	// Dumpable keeps the init dumpable through the step (a rootless
 	// runtime): the host side of the canaries reads /proc/<init>/root,
 	// which a user without CAP_SYS_PTRACE in the initial user namespace
@@ -111,6 +116,9 @@ func Decode(data []byte) (Config, error) {
 	}
 	if c.CanaryFD < 0 || (c.CanaryFD > 0 && c.CanaryFD < 3) {
 		return Config{}, fmt.Errorf("pre-exec config: canary fd %d is not an inherited fd", c.CanaryFD)
+	}
+	if c.CanaryConnected && c.CanaryFD == 0 {
+		return Config{}, fmt.Errorf("pre-exec config: a connected canary channel without its fd")
 	}
 	return c, nil
 }

@@ -10,6 +10,7 @@ func TestConfigRoundTrip(t *testing.T) {
 		{},
 		{Ruleset: `{"ruleset":{"handledAccessFS":1}}`},
 		{Ruleset: `{"x":"-- --ruleset"}`, CanaryFD: 5},
+		{CanaryFD: 4, CanaryConnected: true},
 	} {
 		got, err := Decode(c.Encode())
 		if err != nil || !reflect.DeepEqual(got, c) {
@@ -28,6 +29,7 @@ func TestDecodeRefuses(t *testing.T) {
 		`{"ruleset":"r","extra":1}`,
 		`{"canaryFD":1}`,
 		`{"canaryFD":-3}`,
+		`{"canaryConnected":true}`,
 		`{"ruleset":"r"} {"ruleset":"s"}`,
 		`{"ruleset":"r"}}`,
 		`{"ruleset":"r"}]`,

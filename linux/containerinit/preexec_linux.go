@@ -81,10 +81,14 @@ func preExec(data []byte, env []string) (keep int, err error) {
 		}
 	}
 	if cfg.CanaryFD > 0 {
-		conn, err := shimCanaries(cfg.CanaryFD)
-		// The listener is the init's own: closed whatever the outcome,
-		// never the program's.
-		unix.Close(cfg.CanaryFD)
+		conn, err := shimCanaries(cfg.CanaryFD, cfg.CanaryConnected)
+		// A listener is the init's own: closed whatever the outcome,
+		// never the program's. A connection that failed is closed in
+		// shimCanaries; one that passed is held, close-on-exec, to the
+		// execve.
+		if !cfg.CanaryConnected {
+			unix.Close(cfg.CanaryFD)
+		}
 		if err != nil {
 			return -1, refusal{err}
 		}
@@ -101,26 +105,32 @@ func (r refusal) Unwrap() error { return r.err }
 func (refusal) ExitCode() int   { return preExecRefused }
 
 // shimCanaries is the process's side of the canary channel: one
-// connection from the host on the inherited listener, the plan, the
-// attempts, the report, the verdict. On the verdict exec it returns the
-// connection, accepted close-on-exec, for the init to hold to the execve
+// connection from the host on the inherited listener (or, connected, the
+// inherited fd is that connection), the plan, the attempts, the report,
+// the verdict. On the verdict exec it returns the connection,
+// close-on-exec, for the init to hold to the execve
 // (the kernel's close of it there is what tells the host the program
 // runs); on anything else it has closed it. It uses blocking system calls on raw
 // fds, bounded by poll(2), not the Go netpoller: the init runs one
 // locked thread, and a parked goroutine would need another thread to wake
 // it, which a container at its pids limit cannot get.
-func shimCanaries(fd int) (conn int, err error) {
+func shimCanaries(fd int, connected bool) (conn int, err error) {
 	deadline := time.Now().Add(canaryWait)
 	// The host connects once its pre-launch checks passed, a fraction of
 	// a millisecond from now: the codecs are warmed in that wait, not in
 	// the exchange the host waits for.
 	canary.WarmCodecs()
 	if err := waitFD(fd, unix.POLLIN, deadline); err != nil {
+		if connected {
+			unix.Close(fd)
+		}
 		return -1, fmt.Errorf("no plan from the host: %w", err)
 	}
-	cfd, _, err := unix.Accept4(fd, unix.SOCK_CLOEXEC)
-	if err != nil {
-		return -1, fmt.Errorf("canary listener (fd %d): %w", fd, err)
+	cfd := fd
+	if !connected {
+		if cfd, _, err = unix.Accept4(fd, unix.SOCK_CLOEXEC); err != nil {
+			return -1, fmt.Errorf("canary listener (fd %d): %w", fd, err)
+		}
 	}
 	defer func() {
 		if err != nil {
