@@ -17,12 +17,15 @@ import (
 // the decoder shares. platform.WarmCodecs runs this on a goroutine at
 // process start, beside the command line's own set-up, so that the
 // command's first parse finds the caches built. It only spends CPU: the
-// values encoded are zero and the results are thrown away.
-func WarmCodecs() {
+// values encoded are zero and the results are thrown away. canaries adds
+// the canaries' exchange, which only create, start and run make.
+func WarmCodecs(canaries bool) {
 	_, _ = json.Marshal(&specs.Spec{})
 	_, _ = json.Marshal(&Record{})
 	_, _ = json.Marshal(&AuditEvent{})
-	canary.WarmCodecs()
+	if canaries {
+		canary.WarmCodecs()
+	}
 	// The decoder's own code, on a record that names a nested type.
 	var rec Record
 	_ = json.Unmarshal([]byte(`{"id":"w","baseline":{}}`), &rec)
