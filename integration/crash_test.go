@@ -96,7 +96,7 @@ func TestCreateKilledAfterBackendBuilt(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	backendState := filepath.Join(e.root, id, "backend", id, "state.json")
+	backendState := filepath.Join(e.root, id, "backend", "state.json")
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		if _, err := os.Stat(backendState); err == nil {

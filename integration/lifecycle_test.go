@@ -274,3 +274,51 @@ func TestRunForwardsEverySignalOnceTheProgramRuns(t *testing.T) {
 	}
 	e.assertNothingLeft(id)
 }
+
+// libcontainer keeps a container's state in <root>/<id>/backend itself, not
+// a level below it (one directory fewer made and removed per container);
+// a container an earlier vetto-runtime created, whose state is in
+// backend/<id>/, is still started, exec'd into, killed and deleted where
+// it is. The earlier layout is made here by moving libcontainer's files of
+// a created container one level down, as that version left them; the
+// canary socket stays where both layouts keep it.
+func TestBackendStateLayouts(t *testing.T) {
+	e := newEnv(t)
+	id := e.id()
+	e.mustVetto("create", "-b", e.bundle([]string{"sleep", "1000"}, nil), id)
+	defer e.vetto("delete", "--force", id)
+	backend := filepath.Join(e.root, id, "backend")
+	if _, err := os.Stat(filepath.Join(backend, "state.json")); err != nil {
+		t.Fatalf("libcontainer's state is not in %s: %v", backend, err)
+	}
+	if _, err := os.Stat(filepath.Join(backend, id)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a directory level below %s: %v", backend, err)
+	}
+
+	legacy := filepath.Join(backend, id)
+	if err := os.Mkdir(legacy, 0o711); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"state.json", "exec.fifo"} {
+		if err := os.Rename(filepath.Join(backend, name), filepath.Join(legacy, name)); err != nil {
+			t.Fatalf("make the earlier layout: %v", err)
+		}
+	}
+	if st := e.state(id); st["status"] != "created" {
+		t.Fatalf("state of a container of the earlier layout: %v, want created", st)
+	}
+	e.mustVetto("start", id)
+	e.waitStatus(id, "running")
+	if r := e.vetto("exec", id, "true"); r.code != 0 {
+		t.Fatalf("exec into a container of the earlier layout: exit %d, %s", r.code, r.stderr)
+	}
+	e.mustVetto("kill", id, "KILL")
+	e.waitStatus(id, "stopped")
+	e.mustVetto("delete", id)
+	if _, err := os.Stat(filepath.Join(e.root, id)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("delete left %s: %v", filepath.Join(e.root, id), err)
+	}
+	if d := cgroupDirs(id); len(d) > 0 {
+		t.Errorf("delete left cgroups %v", d)
+	}
+}

@@ -2,6 +2,7 @@ package linux
 
 import (
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -39,13 +40,36 @@ func (*Backend) UsesBinDir() bool { return theInitExes.embeds() || theRelayExes.
 
 func (*Backend) ParseSignal(s string) (syscall.Signal, error) { return ParseSignal(s) }
 
-// Load opens the container libcontainer keeps in dir/<id>.
+// Load opens the container whose libcontainer state is in dir, or, for a
+// container an earlier vetto-runtime created, in dir/<id> (legacyLayout).
 func (*Backend) Load(dir, id string) (runtime.Container, error) {
-	lc, err := libcontainer.Load(dir, id)
+	var lc *libcontainer.Container
+	var err error
+	if legacyLayout(dir, id) {
+		lc, err = libcontainer.Load(dir, id)
+	} else {
+		lc, err = libcontainer.LoadFromDir(dir, id)
+	}
 	if err != nil {
 		return nil, mapErr(err)
 	}
 	return &container{lc: lc, dir: dir}, nil
+}
+
+// legacyLayout says whether the container was created by a vetto-runtime
+// that gave libcontainer dir as a root of containers, so that its state is
+// in dir/<id>/state.json. Since then dir is libcontainer's state directory
+// itself: one directory fewer to make and remove for every container (a
+// new inode is what costs most of a create on a busy disk; see
+// docs/performance.md). A container created before an upgrade is still
+// run, stopped and deleted where it is. dir/<id> can only be that level:
+// in the current layout dir holds libcontainer's own files and, for a
+// container made by create, the canary socket — and the id of a legacy
+// container that is itself named state.json leaves dir/state.json a
+// directory, which the regular-file test tells apart.
+func legacyLayout(dir, id string) bool {
+	st, err := os.Lstat(filepath.Join(dir, id, "state.json"))
+	return err == nil && st.Mode().IsRegular()
 }
 
 // Create builds the container with libcontainer and starts its init, which
@@ -55,7 +79,7 @@ func (b *Backend) Create(req *runtime.CreateRequest) (_ runtime.Container, _ run
 	if err != nil {
 		return nil, nil, err
 	}
-	lc, err := libcontainer.CreateWithCgroupPaths(req.Dir, req.ID, config, b.lookedUpCgroupPaths(req.ID, config.Cgroups))
+	lc, err := libcontainer.CreateInDir(req.Dir, req.ID, config, b.lookedUpCgroupPaths(req.ID, config.Cgroups))
 	if err != nil {
 		return nil, nil, mapErr(err)
 	}

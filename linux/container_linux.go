@@ -33,7 +33,8 @@ import (
 // container wraps one libcontainer container.
 type container struct {
 	lc *libcontainer.Container
-	// dir is the backend's state directory (libcontainer's is dir/<id>),
+	// dir is the backend's state directory, libcontainer's own (or, for a
+	// container of the earlier layout, the one above it: legacyLayout),
 	// where the canary socket is.
 	dir string
 	// proc is the init when this process created it: we are its parent

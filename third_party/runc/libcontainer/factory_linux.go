@@ -58,6 +58,28 @@ func CreateWithCgroupPaths(root, id string, config *configs.Config, paths map[st
 	if err != nil {
 		return nil, err
 	}
+	return createIn(stateDir, id, config, paths)
+}
+
+// CreateInDir is CreateWithCgroupPaths for a caller that keeps each
+// container's state in a directory of its own choosing: stateDir itself is
+// the container's state directory (made here, 0711, and removed by
+// Destroy), not root/id, and its parent must exist. The caller that names
+// it is the one that guarantees one container per directory.
+func CreateInDir(stateDir, id string, config *configs.Config, paths map[string]string) (*Container, error) {
+	if stateDir == "" {
+		return nil, errors.New("state directory not set")
+	}
+	if err := validateID(id); err != nil {
+		return nil, err
+	}
+	if err := validate.Validate(config); err != nil {
+		return nil, err
+	}
+	return createIn(stateDir, id, config, paths)
+}
+
+func createIn(stateDir, id string, config *configs.Config, paths map[string]string) (*Container, error) {
 	if _, err := os.Stat(stateDir); err == nil {
 		return nil, ErrExist
 	} else if !errors.Is(err, os.ErrNotExist) {
@@ -126,6 +148,21 @@ func Load(root, id string) (*Container, error) {
 	if err != nil {
 		return nil, err
 	}
+	return loadFrom(stateDir, id)
+}
+
+// LoadFromDir is Load of the container CreateInDir made in stateDir.
+func LoadFromDir(stateDir, id string) (*Container, error) {
+	if stateDir == "" {
+		return nil, errors.New("state directory not set")
+	}
+	if err := validateID(id); err != nil {
+		return nil, err
+	}
+	return loadFrom(stateDir, id)
+}
+
+func loadFrom(stateDir, id string) (*Container, error) {
 	state, err := loadState(stateDir)
 	if err != nil {
 		return nil, err

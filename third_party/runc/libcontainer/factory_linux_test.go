@@ -24,6 +24,36 @@ func TestFactoryLoadNotExists(t *testing.T) {
 	}
 }
 
+// vetto: LoadFromDir reads the state in the directory it is given, not in
+// a level below it named by the id, and a directory without one is
+// ErrNotExist, as Load's is.
+func TestFactoryLoadFromDir(t *testing.T) {
+	stateDir := filepath.Join(t.TempDir(), "backend")
+	if err := os.Mkdir(stateDir, 0o711); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadFromDir(stateDir, "c1"); !errors.Is(err, ErrNotExist) {
+		t.Fatalf("LoadFromDir of an empty directory: %v, want ErrNotExist", err)
+	}
+	state := &State{BaseState: BaseState{
+		ID: "c1", InitProcessPid: 1024,
+		Config: configs.Config{Rootfs: "/mycontainer/root", Cgroups: &cgroups.Cgroup{Resources: &cgroups.Resources{}}},
+	}}
+	if err := marshal(filepath.Join(stateDir, stateFilename), state); err != nil {
+		t.Fatal(err)
+	}
+	c, err := LoadFromDir(stateDir, "c1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.ID() != "c1" || c.stateDir != stateDir || c.Config().Rootfs != "/mycontainer/root" {
+		t.Fatalf("LoadFromDir: id %q, state directory %q, rootfs %q", c.ID(), c.stateDir, c.Config().Rootfs)
+	}
+	if _, err := LoadFromDir(stateDir, "../c1"); err == nil {
+		t.Fatal("LoadFromDir accepted an invalid id")
+	}
+}
+
 func TestFactoryLoadContainer(t *testing.T) {
 	root := t.TempDir()
 	// setup default container config and state for mocking
