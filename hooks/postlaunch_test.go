@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
@@ -215,6 +216,12 @@ type containFacts struct {
 	inCgroupLater map[int]bool
 	looks         map[int]int
 	nestedPid     map[int]bool
+	// sharer is the cgroup of a container that joined the namespace;
+	// inSharer the pids it holds.
+	sharer   string
+	inSharer map[int]bool
+	// sharerLate: the first listing of the joiners does not have it yet.
+	sharerLate bool
 }
 
 func (f *containFacts) CgroupProcs(string) ([]int, error)          { return f.cgroup, nil }
@@ -228,7 +235,10 @@ func (f *containFacts) NestedIn(pid int, _ specs.LinuxNamespaceType, _ Namespace
 func (f *containFacts) ProcStat(pid int) (ProcState, error) {
 	return ProcState{State: 'S', Exiting: f.exiting[pid]}, nil
 }
-func (f *containFacts) InCgroup(_ string, pid int) (bool, error) {
+func (f *containFacts) InCgroup(dir string, pid int) (bool, error) {
+	if f.sharer != "" && dir == f.sharer {
+		return f.inSharer[pid], nil
+	}
 	f.looks[pid]++
 	return f.inCgroupLater[pid] && f.looks[pid] > 1, nil
 }
@@ -270,6 +280,23 @@ func TestContained(t *testing.T) {
 			f.nsOf[9] = other
 			f.nestedPid = map[int]bool{9: true}
 		}, Pass},
+		// podman --pid container:, a pod sharing its process namespace,
+		// kubectl debug --target: the joiner's processes are in its own
+		// cgroup.
+		{"in the cgroup of a container that joined the namespace", func(f *containFacts) {
+			f.ns = append(f.ns, 9)
+			f.sharer, f.inSharer = "/sys/fs/cgroup/vetto-runtime/joiner", map[int]bool{9: true}
+		}, Pass},
+		{"outside the cgroups of the containers that joined it", func(f *containFacts) {
+			f.ns = append(f.ns, 9, 10)
+			f.sharer, f.inSharer = "/sys/fs/cgroup/vetto-runtime/joiner", map[int]bool{9: true}
+		}, Fail},
+		// The joiner's init is in the namespace before its launch has
+		// recorded it: it is known at a later look.
+		{"joined, its record written a moment later", func(f *containFacts) {
+			f.ns = append(f.ns, 9)
+			f.sharer, f.inSharer, f.sharerLate = "/sys/fs/cgroup/vetto-runtime/joiner", map[int]bool{9: true}, true
+		}, Pass},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -281,9 +308,25 @@ func TestContained(t *testing.T) {
 			in := LiveInput{Pid: 7, Baseline: &Baseline{Namespaces: map[string]NamespaceID{"pid": own}},
 				Spec:        &specs.Spec{Linux: &specs.Linux{Namespaces: []specs.LinuxNamespace{{Type: specs.PIDNamespace}}}},
 				CgroupPaths: map[string]string{"": t.TempDir()}}
+			asked := 0
+			if f.sharer != "" {
+				in.Sharers = func() []map[string]string {
+					asked++
+					if f.sharerLate && asked == 1 {
+						return nil
+					}
+					return []map[string]string{{"": f.sharer}}
+				}
+			}
 			got := Contained(in, f)
 			if len(got) != 1 || got[0].Verdict != tc.want {
 				t.Fatalf("got %v, want %s", got, tc.want)
+			}
+			if f.sharer != "" && !f.sharerLate && tc.want == Pass && asked != 1 {
+				t.Errorf("the joiners were listed %d times for a namespace with nothing to look at again, want once", asked)
+			}
+			if f.sharer != "" && tc.want == Pass && !strings.Contains(got[0].Found, f.sharer) {
+				t.Errorf("found %q does not name the cgroup of the container that joined", got[0].Found)
 			}
 		})
 	}

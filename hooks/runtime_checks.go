@@ -29,6 +29,15 @@ type LiveInput struct {
 	// delegation; cgroup-kill and limits were accepted degradations). Its
 	// processes are those of its pid namespace; no limit is read back.
 	NoCgroup bool
+	// Sharers, when set, returns the cgroups (by controller, as
+	// CgroupPaths) of the other containers the runtime knows whose init
+	// is in this container's pid namespace: they joined it (podman or
+	// docker --pid container:, a Kubernetes pod that shares its process
+	// namespace, an ephemeral container of kubectl debug --target). A
+	// process of the namespace in one of their cgroups is that
+	// container's, held by its limits and its cgroup.kill, not an escape
+	// from this one (Contained). Asked only once such a process is found.
+	Sharers func() []map[string]string
 }
 
 // PostExec is the poststart verification once the program has exec'd
@@ -299,6 +308,7 @@ func Contained(in LiveInput, f PostFacts) []Result {
 		r.Verdict, r.Found = Unavailable, err.Error()
 		return []Result{r}
 	}
+	sharers := &sharerCgroups{list: in.Sharers}
 	// intruder says what is wrong with a pid found on one side only, if it
 	// is a live process at all: one on its way out may already have left
 	// its cgroup (cgroup.procs) or namespaces, and one being forked is in
@@ -319,6 +329,9 @@ func Contained(in LiveInput, f PostFacts) []Result {
 			return ""
 		}
 		if member, err := f.InCgroup(dir, pid); err == nil && !member {
+			if sharers.holding(pid, f) != "" {
+				return "" // a process of the container that joined
+			}
 			if ps, err := f.ProcStat(pid); err == nil && !ps.Gone() {
 				return fmt.Sprintf("pid %d in the namespace but outside the cgroup", pid)
 			}
@@ -343,10 +356,13 @@ func Contained(in LiveInput, f PostFacts) []Result {
 	// Judged again, as Restrictions does: a process caught between fork
 	// (or an exec's join) and its cgroup, or between exit and the zombie,
 	// is soon no longer so; one that joined from outside or escaped stays
-	// so.
+	// so. The joiners are listed again too: a container whose init is
+	// already in the namespace has its record only once its launch has
+	// recorded the baseline.
 	var bad []string
 	for waited := time.Duration(0); len(suspects) > 0 && waited < restrictionsPatience; waited += restrictionsGrace {
 		time.Sleep(restrictionsGrace)
+		sharers.listed = false
 		var still []suspect
 		bad = nil
 		for _, s := range suspects {
@@ -357,12 +373,71 @@ func Contained(in LiveInput, f PostFacts) []Result {
 		}
 		suspects = still
 	}
-	if len(bad) > 0 {
+	switch {
+	case len(bad) > 0:
 		r.Verdict, r.Found = Fail, strings.Join(bad, "; ")
-	} else {
+	case sharers.held > 0:
+		r.Verdict, r.Found = Pass, strconv.Itoa(len(inNS))+" process(es), all contained ("+strconv.Itoa(sharers.held)+" of them in the cgroups of containers that joined the namespace: "+strings.Join(sharers.dirs, ", ")+")"
+	default:
 		r.Verdict, r.Found = Pass, strconv.Itoa(len(inNS))+" process(es), all contained"
 	}
 	return []Result{r}
+}
+
+// sharerCgroups are the cgroups of the containers that joined a
+// container's pid namespace (LiveInput.Sharers), listed at the first
+// process of the namespace found outside the container's cgroup, and
+// again at each later look (listed reset).
+type sharerCgroups struct {
+	list   func() []map[string]string
+	listed bool
+	cgs    []string
+	// held counts the processes found in them; dirs names those cgroups.
+	held int
+	dirs []string
+	seen map[int]bool
+}
+
+// holding returns the sharer's cgroup (or one below it) that holds pid,
+// "" if none does. The cgroup compared is the one Contained compares the
+// container's own with: the unified hierarchy's, else the pids
+// controller's.
+func (s *sharerCgroups) holding(pid int, f PostFacts) string {
+	if s.list == nil {
+		return ""
+	}
+	if !s.listed {
+		s.listed, s.cgs = true, nil
+		for _, paths := range s.list() {
+			dir := paths[""]
+			if dir == "" {
+				dir = paths["pids"]
+			}
+			if dir != "" {
+				s.cgs = append(s.cgs, dir)
+			}
+		}
+	}
+	for _, dir := range s.cgs {
+		held := dir
+		if member, err := f.InCgroup(dir, pid); err != nil || !member {
+			if held = inSubtree(dir, pid, f); held == "" {
+				continue
+			}
+		}
+		if !s.seen[pid] {
+			if s.seen == nil {
+				s.seen = map[int]bool{}
+			}
+			s.seen[pid] = true
+			s.held++
+			if !slices.Contains(s.dirs, dir) {
+				s.dirs = append(s.dirs, dir)
+			}
+		}
+		return held
+	}
+	return ""
 }
 
 // cgroupTreeProcs lists the pids of the cgroup at dir and of every cgroup

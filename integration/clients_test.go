@@ -1454,6 +1454,38 @@ func TestClientPodmanDetached(t *testing.T) {
 	p.assertGone(id)
 }
 
+// podman run --pid container:X puts the second container in the first's
+// pid namespace, each in its own cgroup. The first's verification must
+// take the second's processes for that container's, not for an escape:
+// verify passes (before the fix it failed P4/contained and killed the
+// first, and with it the namespace). Both still run, podman can stop and
+// remove both, and nothing of them is left.
+func TestClientPodmanSharedPidNamespace(t *testing.T) {
+	p := clientStartPodman(t)
+	first := strings.TrimSpace(p.mustPodman("--runtime", binary, "run", "-d", "--rootfs", p.rootfs, "sleep", "1000").stdout)
+	second := strings.TrimSpace(p.mustPodman("--runtime", binary, "run", "-d", "--pid", "container:"+first, "--rootfs", p.rootfs, "sleep", "1001").stdout)
+	if r := p.mustPodman("exec", first, "ps", "-o", "args"); !strings.Contains(r.stdout, "sleep 1001") {
+		t.Fatalf("the second container's process is not in the first's pid namespace: ps %q", r.stdout)
+	}
+	r := clientExec(t, p.dir, nil, binary, "verify", "--format", "json", first)
+	var v verdicts
+	if err := json.Unmarshal([]byte(r.stdout), &v); err != nil || r.code != 0 || v.verdict("P4/contained") != "PASS" {
+		t.Fatalf("verify of the first container: %s", r)
+	}
+	for _, id := range []string{first, second} {
+		if st := clientVettoState(t, p.dir, "", id); st["status"] != "running" {
+			t.Errorf("%s after verify: %v, want running", id, st["status"])
+		}
+	}
+	p.mustPodman("stop", "-t", "1", second, first)
+	// One at a time: podman refuses to remove the first while the
+	// second, which depends on it, is still there.
+	p.mustPodman("rm", second)
+	p.mustPodman("rm", first)
+	p.assertGone(second)
+	p.assertGone(first)
+}
+
 // -t: the container gets a pty (conmon's console socket).
 func TestClientPodmanTTY(t *testing.T) {
 	p := clientStartPodman(t)

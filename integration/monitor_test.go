@@ -442,3 +442,50 @@ func TestCreateMonitorHoldsNothingOfItsCaller(t *testing.T) {
 		t.Fatalf("the pipe create's caller passed it is still open 5 s after create returned (read: %v): monitor %v holds it", err, monitorsOf(id))
 	}
 }
+
+// A container that joins another's pid namespace — podman or docker --pid
+// container:, a Kubernetes pod that shares its process namespace, the
+// ephemeral container of kubectl debug --target — puts its processes in
+// that namespace but in its own cgroup. That is no escape: the monitor and
+// verify of the target must not kill it for them (fb9919b did, within one
+// period: P4/contained). A process that entered the namespace from
+// anywhere else is still an intruder.
+func TestJoinedPidNamespaceIsNotDrift(t *testing.T) {
+	e := newEnv(t)
+	target, pid, config := e.monitored([]string{"sleep", "1000"}, nil)
+	defer e.vetto("delete", "--force", target)
+	joiner := e.id()
+	e.mustVetto(append(config, "run", "-d", "-b", e.bundle([]string{"sleep", "1000"}, func(s *specs.Spec) {
+		for i, ns := range s.Linux.Namespaces {
+			if ns.Type == specs.PIDNamespace {
+				s.Linux.Namespaces[i].Path = fmt.Sprintf("/proc/%d/ns/pid", pid)
+			}
+		}
+	}), joiner)...)
+	defer e.vetto("delete", "--force", joiner)
+
+	// Three periods of the target's monitor with the joiner beside it.
+	time.Sleep(3 * monitorInterval)
+	for _, id := range []string{target, joiner} {
+		if st, _ := e.state(id)["status"].(string); st != "running" {
+			t.Fatalf("%s is %s with the joiner in the target's pid namespace (record %+v)", id, st, e.record(id))
+		}
+	}
+	if rec := e.record(target); rec.State != "VerifiedRuntime" {
+		t.Fatalf("target's record: state %s, reason %q; want VerifiedRuntime", rec.State, rec.Reason)
+	}
+	v, r := e.verify(target)
+	if r.code != 0 || v.verdict("P4/contained") != "PASS" || !strings.Contains(v.found("P4/contained"), joiner) {
+		t.Fatalf("verify of the target: %s; P4/contained %s %q, want PASS naming the joiner's cgroup", r, v.verdict("P4/contained"), v.found("P4/contained"))
+	}
+
+	// A process of the host's, nsenter'd into the namespace, is in no
+	// container's cgroup: the target is killed for it.
+	since := time.Now()
+	intruder := exec.Command("nsenter", "--target", strconv.Itoa(pid), "--pid", "--", "sleep", "1000")
+	if err := intruder.Start(); err != nil {
+		t.Fatalf("nsenter: %v", err)
+	}
+	defer func() { _ = intruder.Process.Kill(); _, _ = intruder.Process.Wait() }()
+	e.killedByMonitor(target, "P4/contained", since)
+}

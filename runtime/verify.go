@@ -51,7 +51,42 @@ func (r *Runtime) liveInput(rec *Record, c Container, sp *specs.Spec) hooks.Live
 	return hooks.LiveInput{
 		Pid: c.InitPid(), Baseline: rec.Baseline, Spec: sp, Rootfs: rec.Rootfs,
 		CgroupPaths: c.CgroupPaths(), NoCgroup: rec.NoCgroup,
+		Sharers: func() []map[string]string { return r.pidNamespaceSharers(rec) },
 	}
+}
+
+// pidNamespaceSharers are the cgroups of the other containers under this
+// root whose init was, at their launch, in rec's pid namespace: they
+// joined it. Only this root's are known (a Kubernetes pod's containers,
+// podman's, share one); a container of another root, or of another
+// runtime, that joins the namespace is judged an intruder. A record that
+// cannot be read names no one.
+func (r *Runtime) pidNamespaceSharers(rec *Record) []map[string]string {
+	if rec.Baseline == nil {
+		return nil
+	}
+	pidns, ok := rec.Baseline.Namespaces[string(specs.PIDNamespace)]
+	if !ok {
+		return nil
+	}
+	ids, err := r.Store.ids()
+	if err != nil {
+		return nil
+	}
+	var out []map[string]string
+	for _, id := range ids {
+		if id == rec.ID {
+			continue
+		}
+		other, err := r.Store.readRecord(id)
+		if err != nil || other.Baseline == nil {
+			continue
+		}
+		if ns, ok := other.Baseline.Namespaces[string(specs.PIDNamespace)]; ok && ns == pidns {
+			out = append(out, other.Baseline.Cgroups)
+		}
+	}
+	return out
 }
 
 // wantsCanaries says whether a container is created behind the exec shim

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -220,5 +221,56 @@ func TestNoHostFacts(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(st.Vetto.Degraded, ";"), "no host facts") {
 		t.Fatalf("degraded %v, want the missing facts named", st.Vetto.Degraded)
+	}
+}
+
+// The containers that joined a container's pid namespace are the other
+// records of its root whose baseline names that namespace: not itself,
+// not one in another namespace, not a record without a baseline (a
+// create that got no further) or one that cannot be read.
+func TestPidNamespaceSharers(t *testing.T) {
+	r := newTestRuntime(t, &fakeBackend{containers: map[string]*fakeContainer{}}, fakeNamespaces{})
+	own, other := hooks.NamespaceID{Dev: 4, Ino: 1}, hooks.NamespaceID{Dev: 4, Ino: 2}
+	put := func(id string, b *hooks.Baseline) {
+		t.Helper()
+		data, err := json.Marshal(&Record{ID: id, State: StateRunning, Baseline: b})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(r.Store.dir(id), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(r.Store.dir(id), recordFile), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	base := func(ns hooks.NamespaceID, cg string) *hooks.Baseline {
+		return &hooks.Baseline{Namespaces: map[string]hooks.NamespaceID{"pid": ns}, Cgroups: map[string]string{"": cg}}
+	}
+	put("target", base(own, "/cg/target"))
+	put("joiner", base(own, "/cg/joiner"))
+	put("debug", base(own, "/cg/debug"))
+	put("elsewhere", base(other, "/cg/elsewhere"))
+	put("unlaunched", nil)
+	if err := os.MkdirAll(r.Store.dir("broken"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(r.Store.dir("broken"), recordFile), []byte("{"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	target, err := r.Store.readRecord("target")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, cg := range r.pidNamespaceSharers(target) {
+		got = append(got, cg[""])
+	}
+	slices.Sort(got)
+	if want := []string{"/cg/debug", "/cg/joiner"}; !slices.Equal(got, want) {
+		t.Fatalf("sharers of target: %v, want %v", got, want)
+	}
+	if got := r.pidNamespaceSharers(&Record{ID: "x"}); got != nil {
+		t.Fatalf("sharers of a container without a baseline: %v", got)
 	}
 }
