@@ -1168,8 +1168,29 @@ func clientCRIPod(t *testing.T, c *clientContainerd) {
 	cri.ctrs = append(cri.ctrs, cid)
 	cri.must("StartContainer", clientPB(nil).str(1, cid))
 	ctrCg := c.readCgroup("k8s.io", cid)
-	if st := clientVettoState(t, c.dir, c.vettoRoot("k8s.io"), cid); st["status"] != "running" {
-		t.Errorf("container %s: vetto-runtime state %v, want running", cid, st["status"])
+	ctrSt := clientVettoState(t, c.dir, c.vettoRoot("k8s.io"), cid)
+	if ctrSt["status"] != "running" {
+		t.Errorf("container %s: vetto-runtime state %v, want running", cid, ctrSt["status"])
+	}
+
+	// The sandbox config leaves the pid namespace mode at the CRI's
+	// default, POD (0): the container joins the sandbox's pid namespace, in
+	// its own cgroup, as it does in a pod with shareProcessNamespace. The
+	// sandbox's verification takes the container's processes for the
+	// container's, not for an escape from the sandbox's cgroup (its monitor
+	// would otherwise kill the sandbox, and the pod, within one period).
+	podSt := clientVettoState(t, c.dir, c.vettoRoot("k8s.io"), pod)
+	podPid, _ := podSt["pid"].(float64)
+	ctrPid, _ := ctrSt["pid"].(float64)
+	podNS, err1 := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", int(podPid)))
+	ctrNS, err2 := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", int(ctrPid)))
+	if err1 != nil || err2 != nil || podNS != ctrNS {
+		t.Errorf("the container's pid namespace %q (%v) is not the sandbox's %q (%v)", ctrNS, err2, podNS, err1)
+	}
+	r := clientExec(t, c.dir, nil, binary, "--root", c.vettoRoot("k8s.io"), "verify", "--format", "json", pod)
+	var v verdicts
+	if err := json.Unmarshal([]byte(r.stdout), &v); err != nil || r.code != 0 || v.verdict("P4/contained") != "PASS" || !strings.Contains(v.found("P4/contained"), cid) {
+		t.Errorf("verify of the pod sandbox: %s", r)
 	}
 
 	// ExecSync{container_id, cmd, timeout} -> {stdout, stderr, exit_code}.
