@@ -1193,6 +1193,47 @@ func clientCRIPod(t *testing.T, c *clientContainerd) {
 		t.Errorf("verify of the pod sandbox: %s", r)
 	}
 
+	// kubectl debug --target=work: an ephemeral container whose pid
+	// namespace is the target's (NamespaceOption.pid = TARGET (3),
+	// target_id), in a cgroup of its own. The target here is itself a
+	// joiner (of the sandbox's namespace, whose owner's verify is the one
+	// that judges P4/contained), so the debug container lands in the
+	// sandbox's namespace by a second road: the sandbox's verify must take
+	// its processes for a sharer's too, and nobody may be stopped.
+	debug := clientPB(nil).
+		msg(1, clientPB(nil).str(1, "debugger")).
+		msg(2, clientPB(nil).str(1, image)).
+		str(3, "/bin/sleep").str(3, "1000").
+		msg(15, clientPB(nil).msg(2, clientPB(nil).msg(3, clientPB(nil).num(2, 3).str(4, cid))))
+	resp = cri.must("CreateContainer", clientPB(nil).str(1, pod).msg(2, debug).msg(3, sandbox))
+	dbgB, _, _ := clientPBField(resp, 1)
+	dbg := string(dbgB)
+	if dbg == "" {
+		t.Fatalf("CreateContainer (debug): no container_id in %q", resp)
+	}
+	cri.ctrs = append(cri.ctrs, dbg)
+	cri.must("StartContainer", clientPB(nil).str(1, dbg))
+	dbgCg := c.readCgroup("k8s.io", dbg)
+	dbgSt := clientVettoState(t, c.dir, c.vettoRoot("k8s.io"), dbg)
+	dbgPid, _ := dbgSt["pid"].(float64)
+	if dbgNS, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", int(dbgPid))); err != nil || dbgNS != ctrNS {
+		t.Errorf("the debug container's pid namespace %q (%v) is not its target's %q", dbgNS, err, ctrNS)
+	}
+	r = clientExec(t, c.dir, nil, binary, "--root", c.vettoRoot("k8s.io"), "verify", "--format", "json", pod)
+	v = verdicts{}
+	if err := json.Unmarshal([]byte(r.stdout), &v); err != nil || r.code != 0 || v.verdict("P4/contained") != "PASS" || !strings.Contains(v.found("P4/contained"), dbg) {
+		t.Errorf("verify of the pod sandbox with a debug container targeting its container: %s", r)
+	}
+	for _, id := range []string{cid, pod, dbg} {
+		if st := clientVettoState(t, c.dir, c.vettoRoot("k8s.io"), id); st["status"] != "running" {
+			t.Errorf("%s after the verifies: vetto-runtime state %v, want running", id, st["status"])
+		}
+	}
+	cri.must("StopContainer", clientPB(nil).str(1, dbg).num(2, 1))
+	cri.must("RemoveContainer", clientPB(nil).str(1, dbg))
+	cri.ctrs = slices.DeleteFunc(cri.ctrs, func(id string) bool { return id == dbg })
+	clientGone(t, dbgCg)
+
 	// ExecSync{container_id, cmd, timeout} -> {stdout, stderr, exit_code}.
 	resp = cri.must("ExecSync", clientPB(nil).str(1, cid).str(2, "sh").str(2, "-c").str(2, "echo cri-exec; exit 3").num(3, 30))
 	stdout, _, _ := clientPBField(resp, 1)
