@@ -13,6 +13,7 @@
 #
 # Knobs: BENCH_RUNS (40, split over BENCH_PASSES (4)) BENCH_WARMUP (3, per
 # pass) BENCH_PARALLEL (32) BENCH_ROUNDS (3) BENCH_PROFILE_RUNS (15)
+# BENCH_PAIRS (100, per paired comparison)
 # BENCH_MONITOR_SECONDS (60) BENCH_OUT (docs/performance.md).
 #
 # Needs root: it runs real containers. Every container, cgroup, mount and
@@ -30,6 +31,7 @@ passes=${BENCH_PASSES:-4}
 parallel=${BENCH_PARALLEL:-32}
 rounds=${BENCH_ROUNDS:-5}
 profile_runs=${BENCH_PROFILE_RUNS:-15}
+pairs=${BENCH_PAIRS:-100}
 out=${BENCH_OUT:-$repo/docs/performance.md}
 runc15_version=v1.5.3
 
@@ -299,6 +301,67 @@ verify_facts_ms=$(median_ns BenchmarkPreLaunch) || die "no BenchmarkPreLaunch re
 verify_books_ms=$(median_ns BenchmarkVerifyPreLaunchBookkeeping) || die "no BenchmarkVerifyPreLaunchBookkeeping result"
 verify_ms=$(awk -v a="$verify_facts_ms" -v b="$verify_books_ms" 'BEGIN {printf "%.2f", a+b}')
 
+# paired NAME LABEL_A CMD_A LABEL_B CMD_B times the two commands in pairs,
+# $pairs of them after 5 untimed, in the order A B, B A, A B, … (so a
+# drift within a pair falls on each side alike), and writes one line per
+# pair to $work/paired-NAME.txt: wall ms of A, of B, CPU ms of A, of B
+# (user + system of the reaped children: the runtime and all it waited
+# for). hyperfine's passes run each command's runs back to back, and on a
+# shared host whose speed drifts by more than the difference being
+# measured (σ 6-9 ms for a 30-45 ms run here) the medians of two blocks
+# can disagree with the pairs by several ms; a ratio taken pair by pair
+# cannot be moved by a drift slower than one pair. The clock is bash's
+# own ($EPOCHREALTIME, no fork), the CPU the shell's `times`.
+paired() {
+	local name=$1 la=$2 a=$3 lb=$4 b=$5 i side cmd t0 t1 c0 c1 first second
+	local -A wall cpu
+	printf '%s\t%s\n' "$la" "$lb" >"$work/paired-$name.label"
+	: >"$work/paired-$name.txt"
+	for i in $(seq -4 "$pairs"); do
+		first=a second=b
+		[ $((i % 2)) = 0 ] && first=b second=a
+		for side in $first $second; do
+			[ "$side" = a ] && cmd=$a || cmd=$b
+			times >"$work/times"
+			c0=$(child_cpu_ms "$work/times")
+			t0=$EPOCHREALTIME
+			eval "$cmd" || die "paired $name: failed: $cmd"
+			t1=$EPOCHREALTIME
+			times >"$work/times"
+			c1=$(child_cpu_ms "$work/times")
+			wall[$side]=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f", (b - a) * 1000}')
+			cpu[$side]=$(awk -v a="$c0" -v b="$c1" 'BEGIN {printf "%.3f", b - a}')
+		done
+		[ "$i" -ge 1 ] || continue
+		printf '%s %s %s %s\n' "${wall[a]}" "${wall[b]}" "${cpu[a]}" "${cpu[b]}" >>"$work/paired-$name.txt"
+	done
+}
+# child_cpu_ms FILE: the children's user + system ms from `times` output
+# (its second line, "0m1.234s 0m0.567s").
+child_cpu_ms() {
+	awk 'NR == 2 {
+		n = 0
+		for (i = 1; i <= 2; i++) { split($i, p, /[ms]/); n += p[1] * 60000 + p[2] * 1000 }
+		printf "%.3f", n
+	}' "$1"
+}
+# paired_stat NAME FIELD: over the pairs of NAME, the median of FIELD:
+# a, b (wall ms), ratio (A/B wall), diff (A − B wall ms), cpuratio (A/B
+# CPU, pairs where B's CPU read 0 skipped), cpudiff (A − B CPU ms).
+paired_stat() {
+	awk -v f="$2" '
+		{ if (f == "a") v = $1; else if (f == "b") v = $2; else if (f == "ratio") v = $1 / $2
+		  else if (f == "diff") v = $1 - $2; else if (f == "cpudiff") v = $3 - $4
+		  else if (f == "cpuratio") { if ($4 <= 0) next; v = $3 / $4 }
+		  x[n++] = v }
+		END {
+			if (n == 0) { print "nan"; exit }
+			for (i = 1; i < n; i++) { v = x[i]; for (j = i - 1; j >= 0 && x[j] > v; j--) x[j + 1] = x[j]; x[j + 1] = v }
+			m = (n % 2) ? x[(n - 1) / 2] : (x[n / 2 - 1] + x[n / 2]) / 2
+			printf "%.3f", m
+		}' "$work/paired-$1.txt"
+}
+
 # --- the side-by-side lifecycle -----------------------------------------------
 
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -340,6 +403,13 @@ for pass in $(seq 1 "$passes"); do
 	[ "$pass" = 1 ] && hf_first=("${hf[@]}")
 done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+# The same runs in pairs: vetto against runc 1.5.3, and against itself
+# with --no-verify (what verification costs a run).
+say "paired runs ($pairs pairs each): vetto and runc 1.5.3, verification on and off"
+if [ -n "$runc15" ]; then
+	paired run-runc15 "${label[vetto]}" "${hf_cmd[vetto]}" "${label[runc15]}" "${hf_cmd[runc15]}"
+fi
+paired run-noverify "${label[vetto]}" "${hf_cmd[vetto]}" "${label[vettonv]}" "${hf_cmd[vettonv]}"
 
 # rotated NAME LABEL PREPARE COMMAND [LABEL PREPARE COMMAND …] runs the
 # commands as the lifecycle run does: $passes passes of hyperfine, each
@@ -584,6 +654,11 @@ declare -A exec_med
 for rt in "${exec_runtimes[@]}"; do
 	exec_med[$rt]=$(median_of exec "${label[$rt]} exec")
 done
+if [ -n "$runc15" ] && [ "$vetto_exec" = yes ]; then
+	say "paired exec ($pairs pairs): vetto and runc 1.5.3"
+	paired exec-runc15 "${label[vetto]} exec" "$(cmdline vetto exec "$tag-x-vetto" /bin/true) </dev/null >/dev/null 2>&1" \
+		"${label[runc15]} exec" "$(cmdline runc15 exec "$tag-x-runc15" /bin/true) </dev/null >/dev/null 2>&1"
+fi
 for rt in "${exec_runtimes[@]}"; do
 	rt_run "$rt" delete --force "$tag-x-$rt" >/dev/null 2>&1 || die "${label[$rt]}: delete --force failed"
 done
@@ -701,6 +776,16 @@ show_argv() {
 }
 met() { awk -v a="$1" -v b="$2" 'BEGIN {if (a <= b) print "**met**"; else print "**not met**"}'; }
 by() { awk -v a="$1" -v b="$2" 'BEGIN {d = a - b; if (d <= 0) printf "%.1f ms under", -d; else printf "%.1f ms over (%.0f%%)", d, 100*d/b}'; }
+# paired_cells NAME: the measured cell of a paired comparison: the median
+# of the per-pair wall ratios and differences, and of the CPU ones.
+paired_cells() {
+	printf '%s× wall (%s ms), %s× CPU (%s ms); %s pairs' \
+		"$(awk -v v="$(paired_stat "$1" ratio)" 'BEGIN {printf "%.2f", v}')" \
+		"$(awk -v v="$(paired_stat "$1" diff)" 'BEGIN {printf "%+.1f", v}')" \
+		"$(awk -v v="$(paired_stat "$1" cpuratio)" 'BEGIN {printf "%.2f", v}')" \
+		"$(awk -v v="$(paired_stat "$1" cpudiff)" 'BEGIN {printf "%+.1f", v}')" \
+		"$(wc -l <"$work/paired-$1.txt")"
+}
 
 verify_run_ms=$(awk -v a="${med[vetto]}" -v b="${med[vettonv]}" 'BEGIN {printf "%.1f", a-b}')
 verify_start_ms=$(awk -v a="$start_on" -v b="$start_off" 'BEGIN {printf "%.1f", a-b}')
@@ -834,11 +919,21 @@ EOF
 	else
 		printf '| vetto `run` median ≤ runc 1.5.3'"'"'s | runc 1.5.3 %s | **not measured** |\n' "$runc15_note"
 	fi
+	if [ -n "$runc15" ]; then
+		r=$(paired_stat run-runc15 ratio)
+		printf '| the same, paired (A B, B A, …: the median of the pairs'"'"' ratios) | %s | %s |\n' "$(paired_cells run-runc15)" "$(met "$r" 1)"
+	fi
 	printf '| verification adds ≤ 3 ms (`run` of /bin/true, on vs `--no-verify`) | %s ms | %s, %s |\n' "$verify_run_ms" "$(met "$verify_run_ms" 3)" "$(by "$verify_run_ms" 3)"
+	d=$(paired_stat run-noverify diff)
+	printf '| the same, paired (the median of the pairs'"'"' differences) | %s | %s, %s |\n' "$(paired_cells run-noverify)" "$(met "$d" 3)" "$(by "$d" 3)"
 	printf '| post-launch verification adds ≤ 3 ms to `start` of a running container (the canaries, the post-exec checks; the monitor is begun by create) | %s ms | %s, %s |\n' "$verify_start_ms" "$(met "$verify_start_ms" 3)" "$(by "$verify_start_ms" 3)"
 	if [ -n "$runc15" ]; then
 		printf '| `exec <id> /bin/true` ≤ runc 1.5.3'"'"'s | %s ms vs %s ms | %s, %s |\n' "$(ms "${exec_med[vetto]}")" "$(ms "${exec_med[runc15]}")" \
 			"$(met "${exec_med[vetto]}" "${exec_med[runc15]}")" "$(by "${exec_med[vetto]}" "${exec_med[runc15]}")"
+		if [ -s "$work/paired-exec-runc15.txt" ]; then
+			r=$(paired_stat exec-runc15 ratio)
+			printf '| the same, paired | %s | %s |\n' "$(paired_cells exec-runc15)" "$(met "$r" 1)"
+		fi
 		printf '| `create` of a policy bundle ≤ runc 1.5.3'"'"'s `create` of it | %s ms vs %s ms | %s, %s |\n' "$(ms "${create_med[vetto]}")" "$(ms "${create_med[runc15]}")" \
 			"$(met "${create_med[vetto]}" "${create_med[runc15]}")" "$(by "${create_med[vetto]}" "${create_med[runc15]}")"
 	fi
@@ -856,6 +951,15 @@ EOF
 		"$(met "${monitor_anon:-99999}" 5120)" "$(met "${monitor_rss:-99999}" 5120)" \
 		"$(met "${rss_fg_anon[vetto]}" 5120)" "$(met "${rss_fg[vetto]}" 5120)"
 	cat <<EOF
+
+The rows "the same, paired" time the two commands in $pairs pairs
+(after 5 untimed), alternating which goes first, and take the median of
+the per-pair ratios (or differences): a drift of the host slower than
+one pair moves both sides of it alike. hyperfine's medians come from
+blocks of back-to-back runs, four passes in rotated orders, and on this
+shared host two such medians can be several ms apart for the same
+binary. CPU is user + system of everything the command waited for
+(bash's \`times\`), which is what ${parallel} parallel runs compete for.
 
 ## $parallel parallel lifecycles
 
