@@ -1159,15 +1159,7 @@ func clientCRIPod(t *testing.T, c *clientContainerd) {
 		msg(1, clientPB(nil).str(1, "work")).
 		msg(2, clientPB(nil).str(1, image)).
 		str(3, "/bin/sleep").str(3, "1000")
-	resp = cri.must("CreateContainer", clientPB(nil).str(1, pod).msg(2, config).msg(3, sandbox))
-	cidB, _, _ := clientPBField(resp, 1)
-	cid := string(cidB)
-	if cid == "" {
-		t.Fatalf("CreateContainer: no container_id in %q", resp)
-	}
-	cri.ctrs = append(cri.ctrs, cid)
-	cri.must("StartContainer", clientPB(nil).str(1, cid))
-	ctrCg := c.readCgroup("k8s.io", cid)
+	cid, ctrCg := clientCRIStart(c, cri, pod, config, sandbox)
 	ctrSt := clientVettoState(t, c.dir, c.vettoRoot("k8s.io"), cid)
 	if ctrSt["status"] != "running" {
 		t.Errorf("container %s: vetto-runtime state %v, want running", cid, ctrSt["status"])
@@ -1205,15 +1197,7 @@ func clientCRIPod(t *testing.T, c *clientContainerd) {
 		msg(2, clientPB(nil).str(1, image)).
 		str(3, "/bin/sleep").str(3, "1000").
 		msg(15, clientPB(nil).msg(2, clientPB(nil).msg(3, clientPB(nil).num(2, 3).str(4, cid))))
-	resp = cri.must("CreateContainer", clientPB(nil).str(1, pod).msg(2, debug).msg(3, sandbox))
-	dbgB, _, _ := clientPBField(resp, 1)
-	dbg := string(dbgB)
-	if dbg == "" {
-		t.Fatalf("CreateContainer (debug): no container_id in %q", resp)
-	}
-	cri.ctrs = append(cri.ctrs, dbg)
-	cri.must("StartContainer", clientPB(nil).str(1, dbg))
-	dbgCg := c.readCgroup("k8s.io", dbg)
+	dbg, dbgCg := clientCRIStart(c, cri, pod, debug, sandbox)
 	dbgSt := clientVettoState(t, c.dir, c.vettoRoot("k8s.io"), dbg)
 	dbgPid, _ := dbgSt["pid"].(float64)
 	if dbgNS, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", int(dbgPid))); err != nil || dbgNS != ctrNS {
@@ -1251,6 +1235,21 @@ func clientCRIPod(t *testing.T, c *clientContainerd) {
 	clientNoState(t, c.vettoRoot("k8s.io"))
 	clientGone(t, ctrCg)
 	clientGone(t, podCg)
+}
+
+// clientCRIStart creates and starts the container config in pod (its
+// sandbox config as CreateContainer wants it again), records it for the
+// cleanup, and returns its id and the cgroup containerd put it in.
+func clientCRIStart(c *clientContainerd, cri *clientCRI, pod string, config, sandbox clientPB) (id, cgroup string) {
+	c.t.Helper()
+	resp := cri.must("CreateContainer", clientPB(nil).str(1, pod).msg(2, config).msg(3, sandbox))
+	idB, _, _ := clientPBField(resp, 1)
+	if id = string(idB); id == "" {
+		c.t.Fatalf("CreateContainer: no container_id in %q", resp)
+	}
+	cri.ctrs = append(cri.ctrs, id)
+	cri.must("StartContainer", clientPB(nil).str(1, id))
+	return id, c.readCgroup("k8s.io", id)
 }
 
 // ---------------------------------------------------------------- podman
