@@ -31,7 +31,11 @@ func ReadHookInput(r io.Reader) (*HookInput, error) {
 	if st.Bundle == "" {
 		return nil, fmt.Errorf("OCI state of %q names no bundle", st.ID)
 	}
-	data, err := os.ReadFile(filepath.Join(st.Bundle, spec.ConfigFile))
+	bundle, err := filepath.Abs(st.Bundle)
+	if err != nil {
+		return nil, fmt.Errorf("bundle of %q: %w", st.ID, err)
+	}
+	data, err := ReadBundleConfig(bundle)
 	if err != nil {
 		return nil, fmt.Errorf("bundle of %q: %w", st.ID, err)
 	}

@@ -7,6 +7,9 @@ import (
 	"syscall"
 )
 
+// oNoFollow makes an open refuse a symlink at the last component.
+const oNoFollow = syscall.O_NOFOLLOW
+
 // devOf is the device a file is on.
 func devOf(fi fs.FileInfo) uint64 {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {

@@ -85,7 +85,7 @@ func Drift(s *specs.Spec) ([]string, error) {
 		}
 	}
 	for _, st := range stripped {
-		data, err := os.ReadFile(st.Path)
+		data, err := readRegular(st.Path, maxGitConfig)
 		sum := sha256.Sum256(data)
 		if err != nil || hex.EncodeToString(sum[:]) != st.SHA256 {
 			out = append(out, fmt.Sprintf("%s changed since the bundle was compiled (it is served stripped of credentials)", st.Path))

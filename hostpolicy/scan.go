@@ -129,7 +129,7 @@ func GitConfigs(found []spec.Found) map[string]string {
 		if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxGitConfig {
 			continue
 		}
-		if data, err := os.ReadFile(p); err == nil {
+		if data, err := readRegular(p, maxGitConfig); err == nil {
 			out[p] = string(data)
 		}
 	}

@@ -3,6 +3,7 @@
 package integration
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"net"
@@ -484,6 +485,114 @@ func TestBadLogFormat(t *testing.T) {
 			e := newEnv(t)
 			r := e.vetto(append([]string{"--log-format", tt.format}, tt.args...)...)
 			badExpectError(t, r, "--log-format", tt.format)
+			badNothingLeft(t, e)
+		})
+	}
+}
+
+// TestBadBundleConfigFile is a bundle whose config.json is not a file of
+// the bundle, as someone handing a CI job a bundle would make it. Each
+// `run` must come back at once (a fifo used to block it for good, deaf to
+// SIGTERM), exit 1 with one line naming what config.json is, and leave
+// nothing; a symlink out of the bundle must not lend this bundle another
+// spec — here one whose environment holds a secret the bundle's author
+// cannot read. A symlink inside the bundle still runs.
+func TestBadBundleConfigFile(t *testing.T) {
+	const secret = "VICTIM_TOKEN=s3cr3t-9f2c"
+	tests := []struct {
+		name string
+		// make turns dir/config.json into the case; victim is a valid
+		// spec outside the bundle.
+		make func(t *testing.T, dir, victim string)
+		want string // "" for a run that succeeds
+	}{
+		{"fifo", func(t *testing.T, dir, _ string) {
+			if err := unix.Mkfifo(filepath.Join(dir, "config.json"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, "config.json is a fifo, not a regular file"},
+		{"socket", func(t *testing.T, dir, _ string) {
+			l, err := net.Listen("unix", filepath.Join(dir, "config.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { l.Close() })
+		}, "config.json is a socket, not a regular file"},
+		{"device", func(t *testing.T, dir, _ string) {
+			if err := unix.Mknod(filepath.Join(dir, "config.json"), unix.S_IFCHR|0o644, int(unix.Mkdev(1, 5))); err != nil {
+				t.Fatal(err)
+			}
+		}, "config.json is a character device, not a regular file"},
+		{"directory", func(t *testing.T, dir, _ string) {
+			if err := os.Mkdir(filepath.Join(dir, "config.json"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}, "config.json is a directory, not a regular file"},
+		{"symlink to another bundle's spec", func(t *testing.T, dir, victim string) {
+			if err := os.Symlink(victim, filepath.Join(dir, "config.json")); err != nil {
+				t.Fatal(err)
+			}
+		}, "config.json is a symlink that leads out of the bundle, to " + "VICTIM"},
+		{"relative symlink to another bundle's spec", func(t *testing.T, dir, victim string) {
+			rel, err := filepath.Rel(dir, victim)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(rel, filepath.Join(dir, "config.json")); err != nil {
+				t.Fatal(err)
+			}
+		}, "config.json is a symlink that leads out of the bundle"},
+		// The control: the same spec, copied into the bundle, runs.
+		{"symlink in the bundle", func(t *testing.T, dir, victim string) {
+			data, err := os.ReadFile(victim)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, "spec.json"), data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink("spec.json", filepath.Join(dir, "config.json")); err != nil {
+				t.Fatal(err)
+			}
+		}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t)
+			victimDir := e.bundle([]string{"sh", "-c", "echo $VICTIM_TOKEN"}, func(s *specs.Spec) {
+				s.Process.Env = append(s.Process.Env, secret)
+			})
+			victim := filepath.Join(victimDir, "config.json")
+			dir, err := os.MkdirTemp(e.tmp, "bundle-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.make(t, dir, victim)
+			want := strings.ReplaceAll(tt.want, "VICTIM", victim)
+
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, binary, "--root", e.root, "run", "--bundle", dir, e.id())
+			cmd.WaitDelay = 5 * time.Second
+			start := time.Now()
+			r := runCaptured(t, cmd, e.tmp)
+			if ctx.Err() != nil {
+				// The hung run is gone; let a fifo's open go for the cleanup.
+				if f, err := os.OpenFile(filepath.Join(dir, "config.json"), os.O_WRONLY|unix.O_NONBLOCK, 0); err == nil {
+					f.Close()
+				}
+				t.Fatalf("run did not return in %v (killed): %s", time.Since(start).Round(time.Second), r)
+			}
+			if want != "" && strings.Contains(r.stdout+r.stderr, "s3cr3t") {
+				t.Errorf("the bundle's program printed the other spec's secret: %s", r)
+			}
+			if want == "" {
+				if r.code != 0 {
+					t.Errorf("got %s, want a run that exits 0", r)
+				}
+			} else {
+				badExpectError(t, r, want)
+			}
 			badNothingLeft(t, e)
 		})
 	}

@@ -3,7 +3,6 @@ package runtime
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"os/user"
@@ -472,18 +471,7 @@ func loadBundle(bundle string) (string, *specs.Spec, error) {
 	if !fi.IsDir() {
 		return "", nil, Errorf(ErrInvalidInput, "bundle %s: not a directory", abs)
 	}
-	// Bounded before it is read: a config.json of hundreds of MiB would
-	// cost gigabytes and seconds before anything is decided.
-	cfg := filepath.Join(abs, spec.ConfigFile)
-	if fi, err := os.Stat(cfg); err == nil && fi.Size() > spec.MaxConfigSize {
-		return "", nil, Errorf(ErrInvalidInput, "bundle %s: config.json is %d bytes, over the %d this runtime reads", abs, fi.Size(), spec.MaxConfigSize)
-	}
-	f, err := os.Open(cfg)
-	if err != nil {
-		return "", nil, Errorf(ErrInvalidInput, "bundle %s: %w", abs, err)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, spec.MaxConfigSize+1))
-	f.Close()
+	data, err := hooks.ReadBundleConfig(abs)
 	if err != nil {
 		return "", nil, Errorf(ErrInvalidInput, "bundle %s: %w", abs, err)
 	}
