@@ -225,14 +225,19 @@ func TestTeardownIncompleteIsNotClean(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 		_ = os.Remove(hold)
 	})
+	// run -d returns once the init has exec'd sh; sh forks the child a
+	// moment later.
 	var victim int
-	for _, p := range cgroupPids(id) {
-		if p != int(e.state(id)["pid"].(float64)) {
-			victim = p
+	init := int(e.state(id)["pid"].(float64))
+	for deadline := time.Now().Add(10 * time.Second); victim == 0; time.Sleep(20 * time.Millisecond) {
+		for _, p := range cgroupPids(id) {
+			if p != init {
+				victim = p
+			}
 		}
-	}
-	if victim == 0 {
-		t.Fatal("no child to hold")
+		if victim == 0 && time.Now().After(deadline) {
+			t.Fatal("no child to hold after 10 s")
+		}
 	}
 	if err := os.WriteFile(filepath.Join(hold, "cgroup.procs"), []byte(strconv.Itoa(victim)), 0o644); err != nil {
 		t.Fatal(err)
