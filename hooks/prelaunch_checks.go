@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
+	"github.com/vetto-dev/vetto-runtime/spec"
 )
 
 // Degradable features: a failing check tagged with one may be accepted as a
@@ -206,27 +207,28 @@ func formatMaps(ms []IDMapping) string {
 
 // checkLimits reads the memory and pids limits back from the container's
 // cgroup: cgroup v1's controller directories where the backend used them,
-// else the v2 directory.
+// else the v2 directory. The limits expected are the ones the spec gives
+// the container, unified's memory.max and pids.max included.
 func checkLimits(in PreLaunchInput, f Facts) []Result {
 	if in.Spec.Linux == nil || in.Spec.Linux.Resources == nil {
 		return nil
 	}
 	res := in.Spec.Linux.Resources
 	var out []Result
-	if res.Memory != nil && res.Memory.Limit != nil && *res.Memory.Limit > 0 {
-		want := *res.Memory.Limit
+	if mem, _ := spec.MemoryLimit(res); mem != nil && *mem > 0 {
+		want := *mem
 		dir, file := in.CgroupPaths["memory"], "memory.limit_in_bytes"
 		if dir == "" {
 			dir, file = in.CgroupPaths[""], "memory.max"
 		}
 		out = append(out, checkLimit("limits/memory", dir, file, want, 4095, f))
 	}
-	if res.Pids != nil && res.Pids.Limit != nil && *res.Pids.Limit > 0 {
+	if pids, _ := spec.PidsLimit(res); pids != nil && *pids > 0 {
 		dir := in.CgroupPaths["pids"]
 		if dir == "" {
 			dir = in.CgroupPaths[""]
 		}
-		out = append(out, checkLimit("limits/pids", dir, "pids.max", *res.Pids.Limit, 0, f))
+		out = append(out, checkLimit("limits/pids", dir, "pids.max", *pids, 0, f))
 	}
 	return out
 }

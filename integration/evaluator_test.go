@@ -102,6 +102,73 @@ func TestUpdateCannotRemoveLimits(t *testing.T) {
 	}
 }
 
+// 13.4 on cgroup v2: `update --resources` with a "unified" map writes
+// memory.max and pids.max after the typed fields, so {"memory.max":"max"}
+// removed a strict container's memory limit while the evaluator, which
+// read only memory.limit, let the update through (the monitor then found
+// the limit gone and killed the container). A create whose unified map
+// undoes its typed limits is strict's missing limit too. The VM tier's
+// guests run this; a host with v1 controllers refuses unified altogether.
+func TestUpdateUnifiedLimits(t *testing.T) {
+	if _, err := os.Stat("/sys/fs/cgroup/cgroup.controllers"); err != nil {
+		t.Skip("not a pure cgroup v2 host: libcontainer refuses linux.resources.unified with v1 controllers; the VM tier runs this test")
+	}
+	e := newEnv(t)
+	id := e.runningContainer() // strict: memory 256 MiB, pids 64
+	cg := filepath.Join("/sys/fs/cgroup/vetto-runtime", id)
+	resources := func(json string) string {
+		p := filepath.Join(e.tmp, "resources-"+strconv.Itoa(len(json))+".json")
+		if err := os.WriteFile(p, []byte(json), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	live := func(file string) string {
+		data, err := os.ReadFile(filepath.Join(cg, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(string(data))
+	}
+	for _, tc := range []struct{ name, json string }{
+		{"memory.max max", `{"unified":{"memory.max":"max"}}`},
+		{"pids.max max", `{"unified":{"pids.max":"max"}}`},
+		{"typed raise undone by unified", `{"memory":{"limit":536870912},"unified":{"memory.max":"max"}}`},
+	} {
+		r := e.vetto("update", "--resources", resources(tc.json), id)
+		if r.code != 125 || !strings.Contains(r.stderr, "[update.removes-limit]") {
+			t.Errorf("update %s of a strict container: %s; want 125 naming update.removes-limit", tc.name, r)
+		}
+	}
+	if got := live("memory.max"); got != strconv.Itoa(256<<20) {
+		t.Errorf("memory.max is %s after the refused updates, want %d", got, 256<<20)
+	}
+	if got := live("pids.max"); got != "64" {
+		t.Errorf("pids.max is %s after the refused updates, want 64", got)
+	}
+	// A unified value is a limit like the typed one: P7 reads it back.
+	e.mustVetto("update", "--resources", resources(`{"unified":{"pids.max":"128"}}`), id)
+	if v := e.verifyJSON(id); v.Verification != "PASS" || !strings.Contains(v.found("P7/limits/pids"), "128") {
+		t.Errorf("verify after unified pids.max 128: %+v; want PASS reading 128", v)
+	}
+	if r := e.vetto("update", "--resources", resources(`{"unified":{"pids.max":"lots"}}`), id); r.code != 1 || !strings.Contains(r.stderr, `unified["pids.max"]`) {
+		t.Errorf("update with pids.max lots: %s; want exit 1 naming the value", r)
+	}
+	if got := live("pids.max"); got != "128" {
+		t.Errorf("pids.max is %s after the bad update, want 128", got)
+	}
+
+	// At create: typed limits undone by unified are no limits to strict.
+	undone := e.id()
+	b := e.bundle([]string{"sleep", "1000"}, edits(strictSpec, func(s *specs.Spec) {
+		s.Linux.Resources.Unified = map[string]string{"memory.max": "max"}
+	}))
+	if r := e.vetto("run", "-d", "--security-level", "strict", "-b", b, undone); r.code != 125 || !strings.Contains(r.stderr, "[strict.limits.memory]") {
+		t.Errorf("strict create with unified memory.max max: %s; want 125 naming strict.limits.memory", r)
+	}
+	e.assertNothingLeft(undone)
+}
+
 // 13.5: exec never gets more than the container's own process.
 func TestExecNoMoreThanTheContainer(t *testing.T) {
 	e := newEnv(t)

@@ -10,6 +10,7 @@ import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/vetto-dev/vetto-runtime/runtime/launch"
+	"github.com/vetto-dev/vetto-runtime/spec"
 )
 
 // Processes lists the host pids of the container's processes.
@@ -61,6 +62,11 @@ func (r *Runtime) Update(id string, res *specs.LinuxResources, allow map[launch.
 	if st == StatusStopped {
 		return Errorf(ErrWrongState, "cannot update a stopped container")
 	}
+	for _, limit := range []func(*specs.LinuxResources) (*int64, error){spec.MemoryLimit, spec.PidsLimit} {
+		if _, err := limit(res); err != nil {
+			return Errorf(ErrInvalidInput, "update %q: %w", id, err)
+		}
+	}
 	d, next := launch.Update(launch.UpdateRequest{Level: rec.Level, Allow: allow, Current: rec.Limits, New: res}, r.Config.floor())
 	if !d.OK() {
 		return fmt.Errorf("update %q: %w", id, refusal(rec.Level, d.Violations))
@@ -92,6 +98,9 @@ func describeResources(r *specs.LinuxResources) map[string]any {
 	}
 	if r.Pids != nil && r.Pids.Limit != nil {
 		out["pids"] = *r.Pids.Limit
+	}
+	if len(r.Unified) > 0 {
+		out["unified"] = r.Unified
 	}
 	if r.CPU != nil {
 		if r.CPU.Quota != nil {

@@ -3,6 +3,7 @@ package runtime
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"github.com/vetto-dev/vetto-runtime/hooks"
 	"github.com/vetto-dev/vetto-runtime/hooks/canary"
 	"github.com/vetto-dev/vetto-runtime/runtime/launch"
+	"github.com/vetto-dev/vetto-runtime/spec"
 )
 
 // The two phases that judge a running container.
@@ -517,6 +519,18 @@ func withCurrentLimits(sp *specs.Spec, l launch.Limits) (removed []string) {
 		sp.Linux.Resources = &specs.LinuxResources{}
 	}
 	res := sp.Linux.Resources
+	// The record's limits replace the spec's, unified's included (which
+	// would otherwise decide: spec.MemoryLimit).
+	if len(res.Unified) > 0 && (l.Memory != nil || l.Pids != nil) {
+		unified := maps.Clone(res.Unified)
+		if l.Memory != nil {
+			delete(unified, spec.UnifiedMemoryMax)
+		}
+		if l.Pids != nil {
+			delete(unified, spec.UnifiedPidsMax)
+		}
+		res.Unified = unified
+	}
 	if l.Memory != nil {
 		if res.Memory == nil {
 			res.Memory = &specs.LinuxMemory{}

@@ -478,18 +478,24 @@ func apparmorUnconfined(s *specs.Spec) bool {
 // limitSet reports whether a limit is set to a positive value.
 func limitSet(v *int64) bool { return v != nil && *v > 0 }
 
+// memoryLimit is the memory limit s gives the container, unified's
+// memory.max included (spec.MemoryLimit); a unified value that is no limit
+// is none here (libcontainer's write of it fails the create).
 func memoryLimit(s *specs.Spec) *int64 {
-	if s.Linux == nil || s.Linux.Resources == nil || s.Linux.Resources.Memory == nil {
+	if s.Linux == nil {
 		return nil
 	}
-	return s.Linux.Resources.Memory.Limit
+	m, _ := spec.MemoryLimit(s.Linux.Resources)
+	return m
 }
 
+// pidsLimit is memoryLimit for the pids limit.
 func pidsLimit(s *specs.Spec) *int64 {
-	if s.Linux == nil || s.Linux.Resources == nil || s.Linux.Resources.Pids == nil {
+	if s.Linux == nil {
 		return nil
 	}
-	return s.Linux.Resources.Pids.Limit
+	p, _ := spec.PidsLimit(s.Linux.Resources)
+	return p
 }
 
 // uncoveredMasks lists the paths the bundle says it masks

@@ -264,6 +264,14 @@ func TestEvaluate(t *testing.T) {
 		{name: "strict: host sysctl", edit: func(s *specs.Spec) {
 			s.Linux.Sysctl = map[string]string{"kernel.core_pattern": "|/x", "net.ipv4.ip_forward": "1"}
 		}, req: strictReq, rules: []RuleID{RuleStrictSysctl}, level: Strict},
+		// cgroup v2's unified files decide over the typed limits.
+		{name: "strict: limits removed through unified", edit: func(s *specs.Spec) {
+			s.Linux.Resources.Unified = map[string]string{"memory.max": "max", "pids.max": "max"}
+		}, req: strictReq, rules: []RuleID{RuleStrictMemory, RuleStrictPids}, level: Strict},
+		{name: "strict: limits set through unified only", edit: func(s *specs.Spec) {
+			s.Linux.Resources.Memory, s.Linux.Resources.Pids = nil, nil
+			s.Linux.Resources.Unified = map[string]string{"memory.max": "256M", "pids.max": "64"}
+		}, req: strictReq, level: Strict},
 		{name: "strict lists every requirement", edit: func(s *specs.Spec) {
 			s.Linux.Seccomp = nil
 			s.Process.NoNewPrivileges = false

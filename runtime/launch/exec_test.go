@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/vetto-dev/vetto-runtime/spec"
 )
 
 func intp(v int) *int { return &v }
@@ -118,6 +120,12 @@ func TestUpdate(t *testing.T) {
 		{"remove at degraded", Degraded, nil, had, removeBoth, nil, nil, 2},
 		{"remove at degraded, floor forbids", Degraded, nil, had, removeBoth, func(f *Floor) { f.Forbid.Degradations = []string{"limits"} }, []RuleID{RuleFloorDegradations, RuleFloorDegradations}, 0},
 		{"unlimited stays unlimited", Strict, nil, Limits{}, removeBoth, nil, nil, 0},
+		// cgroup v2's unified files are written after the typed fields:
+		// "max" there removes the limit whatever memory.limit says.
+		{"remove through unified at strict", Strict, nil, had, &specs.LinuxResources{Memory: &specs.LinuxMemory{Limit: i64(2 << 30)},
+			Unified: map[string]string{"memory.max": "max", "pids.max": "max"}}, nil, []RuleID{RuleUpdateRemovesLimit, RuleUpdateRemovesLimit}, 0},
+		{"remove through unified at standard", Standard, nil, had, &specs.LinuxResources{Unified: map[string]string{"pids.max": "max"}}, nil, []RuleID{RuleUpdateRemovesLimit}, 0},
+		{"raise through unified at strict", Strict, nil, had, &specs.LinuxResources{Unified: map[string]string{"memory.max": "2G"}}, nil, nil, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -133,8 +141,11 @@ func TestUpdate(t *testing.T) {
 			if strings.Join(got, ",") != strings.Join(ids(tt.rules), ",") || len(d.Degraded) != tt.degraded {
 				t.Fatalf("violations %v degraded %v, want %v and %d", d.Violations, d.Degraded, tt.rules, tt.degraded)
 			}
-			if tt.res.Memory != nil && (next.Memory == nil || *next.Memory != *tt.res.Memory.Limit) {
-				t.Errorf("next memory %v", next.Memory)
+			if want, _ := spec.MemoryLimit(tt.res); want != nil && (next.Memory == nil || *next.Memory != *want) {
+				t.Errorf("next memory %v, want %d", next.Memory, *want)
+			}
+			if want, _ := spec.PidsLimit(tt.res); want != nil && (next.Pids == nil || *next.Pids != *want) {
+				t.Errorf("next pids %v, want %d", next.Pids, *want)
 			}
 		})
 	}

@@ -2,6 +2,8 @@ package launch
 
 import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/vetto-dev/vetto-runtime/spec"
 )
 
 // Limits are a container's memory and pids limits as they stand: the
@@ -32,15 +34,18 @@ func Update(req UpdateRequest, floor *Floor) (*Decision, Limits) {
 	var v violations
 	next := req.Current
 	r := req.New
-	if r != nil && r.Memory != nil && r.Memory.Limit != nil {
-		next.Memory = clone(r.Memory.Limit)
-		if *r.Memory.Limit < 0 && limitSet(req.Current.Memory) {
+	// The limits as the update writes them: cgroup v2's unified
+	// memory.max and pids.max, written last, decide over the typed fields.
+	// The caller has refused a unified value that is no limit.
+	if m, _ := spec.MemoryLimit(r); m != nil {
+		next.Memory = m
+		if *m < 0 && limitSet(req.Current.Memory) {
 			d.removeLimit("memory", &v)
 		}
 	}
-	if r != nil && r.Pids != nil && r.Pids.Limit != nil {
-		next.Pids = clone(r.Pids.Limit)
-		if *r.Pids.Limit < 0 && limitSet(req.Current.Pids) {
+	if p, _ := spec.PidsLimit(r); p != nil {
+		next.Pids = p
+		if *p < 0 && limitSet(req.Current.Pids) {
 			d.removeLimit("pids", &v)
 		}
 	}
@@ -57,7 +62,7 @@ func (d *Decision) removeLimit(which string, v *violations) {
 	case d.Level == Strict:
 		v.add(RuleUpdateRemovesLimit, "%s; level strict requires it", why)
 	case d.Level == Standard && !d.Allow[FeatureLimits]:
-		v.addRemedy(RuleUpdateRemovesLimit, "set a value instead of -1, or accept it with --allow-degraded=limits", "%s; refused at level standard", why)
+		v.addRemedy(RuleUpdateRemovesLimit, "set a value instead of -1 or max, or accept it with --allow-degraded=limits", "%s; refused at level standard", why)
 	default:
 		d.Degraded = append(d.Degraded, Degradation{Feature: FeatureLimits, Reason: why})
 	}

@@ -1,0 +1,90 @@
+package spec
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+)
+
+// The cgroup v2 files through which linux.resources.unified can set the
+// limits the levels require, besides the typed fields.
+const (
+	UnifiedMemoryMax = "memory.max"
+	UnifiedPidsMax   = "pids.max"
+)
+
+// MemoryLimit is the memory limit res sets, in bytes, as the container
+// gets it: libcontainer writes linux.resources.unified after the typed
+// fields, so on cgroup v2 a "memory.max" there wins over memory.limit
+// ("max" is -1, no limit). nil: res sets none. An error names a unified
+// value that is not a limit.
+func MemoryLimit(res *specs.LinuxResources) (*int64, error) {
+	if res == nil {
+		return nil, nil
+	}
+	if v, ok := res.Unified[UnifiedMemoryMax]; ok {
+		n, err := parseUnifiedLimit(v, true)
+		if err != nil {
+			return nil, fmt.Errorf("linux.resources.unified[%q] = %q: %w", UnifiedMemoryMax, v, err)
+		}
+		return &n, nil
+	}
+	if res.Memory == nil || res.Memory.Limit == nil {
+		return nil, nil
+	}
+	n := *res.Memory.Limit
+	return &n, nil
+}
+
+// PidsLimit is MemoryLimit for the pids limit ("pids.max").
+func PidsLimit(res *specs.LinuxResources) (*int64, error) {
+	if res == nil {
+		return nil, nil
+	}
+	if v, ok := res.Unified[UnifiedPidsMax]; ok {
+		n, err := parseUnifiedLimit(v, false)
+		if err != nil {
+			return nil, fmt.Errorf("linux.resources.unified[%q] = %q: %w", UnifiedPidsMax, v, err)
+		}
+		return &n, nil
+	}
+	if res.Pids == nil || res.Pids.Limit == nil {
+		return nil, nil
+	}
+	n := *res.Pids.Limit
+	return &n, nil
+}
+
+// parseUnifiedLimit reads a limit the way the kernel does: "max" (-1), or
+// a number of bytes or pids; a memory size may end in K, M, G, T, P or E
+// (binary multiples, either case).
+func parseUnifiedLimit(v string, size bool) (int64, error) {
+	s := strings.TrimSpace(v)
+	if s == "max" {
+		return -1, nil
+	}
+	mult := int64(1)
+	if size && s != "" {
+		if i := strings.IndexByte("kmgtpe", lower(s[len(s)-1])); i >= 0 {
+			mult = int64(1) << (10 * (i + 1))
+			s = s[:len(s)-1]
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf(`not "max" or a non-negative number`)
+	}
+	if n > (1<<63-1)/mult {
+		return 1<<63 - 1, nil
+	}
+	return n * mult, nil
+}
+
+func lower(b byte) byte {
+	if 'A' <= b && b <= 'Z' {
+		return b + 'a' - 'A'
+	}
+	return b
+}
