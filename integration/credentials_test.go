@@ -314,6 +314,15 @@ func TestBundleCredentialNeedsTheOperator(t *testing.T) {
 	}
 	e.assertNothingLeft(id)
 
+	// At standard the bundle's credential runs, and the posture says
+	// what the spec hands the workload.
+	id = e.id()
+	r = e.vetto("--config", cfg, "run", "-b", bundle, id)
+	if r.code != 0 || !strings.Contains(r.stderr, "posture=weakened") || !strings.Contains(r.stderr, "host credentials: Authorization for up.vetto.test from file "+file) {
+		t.Errorf("standard run of a bundle naming a credential: %s; want it run with the credential in a weakened posture", r)
+	}
+	e.assertNothingLeft(id)
+
 	// The operator allows exactly this pair: the relay uses it.
 	id = e.id()
 	r = e.vetto("--config", withFloor(fmt.Sprintf("[allow]\ncredentials = [%q]\n", "up.vetto.test file "+file)),

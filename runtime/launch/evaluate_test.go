@@ -342,6 +342,8 @@ func TestEvaluate(t *testing.T) {
 			s.Annotations[AnnotationPosture] = "isolated"
 			s.Linux.Seccomp = nil
 		}, rules: []RuleID{RulePostureAnnotated}},
+		{name: "credentials weaken the posture", edit: withCredentials(`[{"host":"api.example.test","header":"Authorization","env":"CI_JOB_TOKEN"}]`),
+			floor: func(f *Floor) { f.Forbid.Weakened = true }, rules: []RuleID{RuleFloorWeakened}},
 
 		// 12: a bundle cannot rewrite itself.
 		{name: "config.json under a writable bind (12.1)", edit: func(s *specs.Spec) {

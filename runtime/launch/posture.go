@@ -61,6 +61,10 @@ func PostureOf(s *specs.Spec, sources map[string]Source, apparmor bool) Posture 
 	if hooks := bundleHooks(s, nil); len(hooks) > 0 {
 		w = append(w, "host hooks: "+strings.Join(hooks, ", "))
 	}
+	// The relay hands the workload the use of a secret of the host.
+	if creds := bundleCredentials(s, nil); len(creds) > 0 {
+		w = append(w, "host credentials: "+strings.Join(creds, "; "))
+	}
 	if apparmor && apparmorUnconfined(s) {
 		w = append(w, "AppArmor unconfined")
 	}
