@@ -279,11 +279,15 @@ func TestBundleCredentialNeedsTheOperator(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out := filepath.Join(e.tmp, fmt.Sprintf("runtime-%d.toml", len(floor)))
-		if err := os.WriteFile(out, append(data, []byte("\n"+floor)...), 0o644); err != nil {
+		f, err := os.CreateTemp(e.tmp, "runtime-*.toml")
+		if err != nil {
 			t.Fatal(err)
 		}
-		return out
+		defer f.Close()
+		if _, err := f.Write(append(data, []byte("\n"+floor)...)); err != nil {
+			t.Fatal(err)
+		}
+		return f.Name()
 	}
 	sent := func() bool {
 		for _, s := range up.requests() {
@@ -323,12 +327,26 @@ func TestBundleCredentialNeedsTheOperator(t *testing.T) {
 	}
 	e.assertNothingLeft(id)
 
-	// The operator allows exactly this pair: the relay uses it.
+	// The operator allows exactly this pair: the relay uses it, under
+	// forbid.credentials at standard; at strict the credential rule lets
+	// it through (a guest whose Landlock ABI is below the policy's still
+	// refuses strict, for that).
+	allow := fmt.Sprintf("[allow]\ncredentials = [%q]\n", "up.vetto.test file "+file)
 	id = e.id()
-	r = e.vetto("--config", withFloor(fmt.Sprintf("[allow]\ncredentials = [%q]\n", "up.vetto.test file "+file)),
-		"run", "--security-level", "strict", "-b", bundle, id)
+	r = e.vetto("--config", withFloor("[forbid]\ncredentials = true\n"+allow), "run", "-b", bundle, id)
 	if r.code != 0 || !strings.Contains(r.stdout, "cred ok=true") {
-		t.Errorf("strict run with the credential allowed: %s; want it used", r)
+		t.Errorf("run under forbid.credentials with the pair allowed: %s; want it used", r)
+	}
+	e.assertNothingLeft(id)
+	id = e.id()
+	r = e.vetto("--config", withFloor(allow), "run", "--security-level", "strict", "-b", bundle, id)
+	switch {
+	case strings.Contains(r.stderr, "[strict.credentials]"):
+		t.Errorf("strict run with the pair allowed: %s; want no strict.credentials", r)
+	case r.code == 0 && !strings.Contains(r.stdout, "cred ok=true"):
+		t.Errorf("strict run with the pair allowed: %s; want the credential used", r)
+	case r.code != 0 && !strings.Contains(r.stderr, "Landlock ABI"):
+		t.Errorf("strict run with the pair allowed: %s; want it to run (or a Landlock ABI refusal on an old kernel)", r)
 	}
 	e.assertNothingLeft(id)
 }
