@@ -70,6 +70,7 @@ func openPortable(abs string) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
+	open := cfg
 	if fi.Mode()&fs.ModeSymlink != 0 {
 		real, err := filepath.EvalSymlinks(cfg)
 		if err != nil {
@@ -85,11 +86,17 @@ func openPortable(abs string) (*os.File, error) {
 		if fi, err = os.Stat(real); err != nil {
 			return nil, err
 		}
+		// The file the check found, not the link again.
+		open = real
 	}
 	if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s is %s, not a regular file", cfg, fileKind(fi.Mode()))
 	}
-	return os.OpenFile(cfg, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, err := os.OpenFile(open, os.O_RDONLY|syscall.O_NONBLOCK|oNoFollow, 0)
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
 }
 
 // within reports whether path is root or below it; both are clean and
