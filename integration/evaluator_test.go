@@ -171,6 +171,82 @@ func TestUpdateUnifiedLimits(t *testing.T) {
 	e.assertNothingLeft(undone)
 }
 
+// linux.resources.unified writes any file of the container's cgroup
+// directory, so a bundle's {"cgroup.procs": "<pid>"} moved a process of
+// the host into the container's cgroup at create: under the container's
+// limits, and killed with it at teardown. The same through update. The
+// victim here is a sleep of the test's own; it must stay where it was,
+// alive. cgroup v2 only (the VM tier).
+func TestUnifiedCannotMoveHostProcesses(t *testing.T) {
+	if _, err := os.Stat("/sys/fs/cgroup/cgroup.controllers"); err != nil {
+		t.Skip("not a pure cgroup v2 host: libcontainer refuses linux.resources.unified with v1 controllers; the VM tier runs this test")
+	}
+	e := newEnv(t)
+	victim := exec.Command("sleep", "300")
+	if err := victim.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = victim.Process.Kill(); _ = victim.Wait() })
+	pid := strconv.Itoa(victim.Process.Pid)
+	where := func() string {
+		data, err := os.ReadFile("/proc/" + pid + "/cgroup")
+		if err != nil {
+			t.Fatalf("the host's sleep %s: %v", pid, err)
+		}
+		return strings.TrimSpace(string(data))
+	}
+	before := where()
+
+	id := e.id()
+	b := e.bundle([]string{"sleep", "1000"}, func(s *specs.Spec) {
+		if s.Linux.Resources == nil {
+			s.Linux.Resources = &specs.LinuxResources{}
+		}
+		s.Linux.Resources.Unified = map[string]string{"cgroup.procs": pid}
+	})
+	r := e.vetto("run", "-d", "-b", b, id)
+	if r.code != 1 || !strings.Contains(r.stderr, "[resources.unified.interface]") {
+		t.Errorf("run of a bundle whose unified map writes cgroup.procs: %s; want exit 1 naming resources.unified.interface", r)
+	}
+	e.vetto("delete", "--force", id)
+	if got := where(); got != before {
+		t.Errorf("the host's sleep moved from %s to %s", before, got)
+	}
+	if !runningPid(victim.Process.Pid) {
+		t.Fatal("the host's sleep was killed")
+	}
+	e.assertNothingLeft(id)
+
+	// Through update of a running container.
+	id = e.id()
+	e.mustVetto("run", "-d", "-b", e.bundle([]string{"sleep", "1000"}, nil), id)
+	res := filepath.Join(e.tmp, "procs.json")
+	if err := os.WriteFile(res, []byte(`{"unified":{"cgroup.procs":"`+pid+`"}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := e.vetto("update", "--resources", res, id); r.code != 1 || !strings.Contains(r.stderr, "[resources.unified.interface]") {
+		t.Errorf("update writing cgroup.procs: %s; want exit 1 naming resources.unified.interface", r)
+	}
+	e.mustVetto("delete", "--force", id)
+	if got := where(); got != before {
+		t.Errorf("the host's sleep moved from %s to %s by update", before, got)
+	}
+	if !runningPid(victim.Process.Pid) {
+		t.Fatal("the host's sleep was killed with the container")
+	}
+}
+
+// runningPid: pid exists and is not a zombie (a killed child of the test
+// stays one until it is waited for).
+func runningPid(pid int) bool {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	_, rest, ok := strings.Cut(string(data), ") ")
+	return ok && !strings.HasPrefix(rest, "Z")
+}
+
 // 13.5: exec never gets more than the container's own process.
 func TestExecNoMoreThanTheContainer(t *testing.T) {
 	e := newEnv(t)

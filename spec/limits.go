@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -14,6 +15,29 @@ const (
 	UnifiedMemoryMax = "memory.max"
 	UnifiedPidsMax   = "pids.max"
 )
+
+// unifiedInterface are the files of a cgroup v2 directory that are the
+// cgroup's own interface, not a resource: writing them through
+// linux.resources.unified would move processes into the container's
+// cgroup (any of the host's, by pid), kill or freeze it, or change its
+// type or its children's controllers under the runtime.
+var unifiedInterface = map[string]bool{
+	"cgroup.procs": true, "cgroup.threads": true, "cgroup.kill": true,
+	"cgroup.freeze": true, "cgroup.type": true, "cgroup.subtree_control": true,
+}
+
+// UnifiedInterfaceKeys lists, sorted, the keys of a unified map that name
+// the cgroup's own interface files rather than resources.
+func UnifiedInterfaceKeys(unified map[string]string) []string {
+	var out []string
+	for k := range unified {
+		if unifiedInterface[strings.TrimSpace(k)] {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
 
 // MemoryLimit is the memory limit res sets, in bytes, as the container
 // gets it: libcontainer writes linux.resources.unified after the typed

@@ -205,6 +205,9 @@ func Evaluate(req Request, host Host, floor *Floor) *Decision {
 	if host.Cgroups.Unusable != "" {
 		withoutCgroup(s, d, host.Cgroups.Unusable, &v)
 	}
+	if s.Linux != nil && s.Linux.Resources != nil {
+		unifiedInterface(s.Linux.Resources.Unified, &v)
+	}
 	selfWritable(s, host, &v)
 	if bad := uncoveredMasks(s); len(bad) > 0 && (host.Platform == nil || !host.Platform.MasksLast) {
 		v.add(RuleMasksCovered, "masked paths the process would see: %s", strings.Join(bad, "; "))
@@ -366,6 +369,14 @@ func resourcesSet(s *specs.Spec) []string {
 		out = append(out, "unified")
 	}
 	return out
+}
+
+// unifiedInterface refuses a unified map that writes the cgroup's own
+// interface files (spec.UnifiedInterfaceKeys).
+func unifiedInterface(unified map[string]string, v *violations) {
+	if keys := spec.UnifiedInterfaceKeys(unified); len(keys) > 0 {
+		v.add(RuleUnifiedInterface, "linux.resources.unified writes %s", strings.Join(keys, ", "))
+	}
 }
 
 // selfWritable refuses a bundle whose config.json or rootfs is under a

@@ -296,6 +296,16 @@ func TestEvaluate(t *testing.T) {
 				f.Forbid.Credentials = true
 				f.Allow.Credentials = []string{"api.example.test env CI_JOB_TOKEN"}
 			}},
+		// unified writes any file of the container's cgroup directory.
+		{name: "unified moves a host process into the container's cgroup", edit: func(s *specs.Spec) {
+			s.Linux.Resources.Unified = map[string]string{"cgroup.procs": "1234", "memory.high": "max"}
+		}, rules: []RuleID{RuleUnifiedInterface}},
+		{name: "unified: every interface file", edit: func(s *specs.Spec) {
+			s.Linux.Resources.Unified = map[string]string{"cgroup.threads": "1", "cgroup.kill": "1", "cgroup.freeze": "1", "cgroup.type": "threaded", "cgroup.subtree_control": "+memory"}
+		}, rules: []RuleID{RuleUnifiedInterface}},
+		{name: "unified resources and cgroup limits pass", edit: func(s *specs.Spec) {
+			s.Linux.Resources.Unified = map[string]string{"memory.high": "max", "cgroup.max.descendants": "10", "io.weight": "100"}
+		}},
 		// cgroup v2's unified files decide over the typed limits.
 		{name: "strict: limits removed through unified", edit: func(s *specs.Spec) {
 			s.Linux.Resources.Unified = map[string]string{"memory.max": "max", "pids.max": "max"}

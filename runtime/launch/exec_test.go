@@ -125,6 +125,7 @@ func TestUpdate(t *testing.T) {
 		{"remove through unified at strict", Strict, nil, had, &specs.LinuxResources{Memory: &specs.LinuxMemory{Limit: i64(2 << 30)},
 			Unified: map[string]string{"memory.max": "max", "pids.max": "max"}}, nil, []RuleID{RuleUpdateRemovesLimit, RuleUpdateRemovesLimit}, 0},
 		{"remove through unified at standard", Standard, nil, had, &specs.LinuxResources{Unified: map[string]string{"pids.max": "max"}}, nil, []RuleID{RuleUpdateRemovesLimit}, 0},
+		{"unified moves a process in", Degraded, nil, had, &specs.LinuxResources{Unified: map[string]string{"cgroup.procs": "1"}}, nil, []RuleID{RuleUnifiedInterface}, 0},
 		{"raise through unified at strict", Strict, nil, had, &specs.LinuxResources{Unified: map[string]string{"memory.max": "2G"}}, nil, nil, 0},
 	}
 	for _, tt := range tests {

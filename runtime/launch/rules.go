@@ -65,6 +65,7 @@ const (
 	RulePostureAnnotated RuleID = "posture.annotation"
 	RuleMasksCovered     RuleID = "masks.covered"
 	RuleNetAnnotation    RuleID = "network.annotation"
+	RuleUnifiedInterface RuleID = "resources.unified.interface"
 	RulePlatformRefused  RuleID = "platform.refused"
 
 	RuleStrictLinux          RuleID = "strict.linux"
@@ -134,6 +135,7 @@ var Rules = []Rule{
 	{RuleLandlockInput, "every level", KindInput, "dev.vetto.landlock is a valid ruleset, with process.noNewPrivileges true (Landlock needs it)", "fix the annotation or the spec as the message says"},
 	{RuleLandlockProbe, "every level", KindHost, "the host's Landlock ABI can be read when the bundle asks for Landlock", "check the kernel (vetto-runtime doctor)"},
 	{RuleMasksCovered, "every level", KindLevel, "every path the bundle says it masks (dev.vetto.masked) is masked where the process sees it: no later mount covers the mask or shows something inside it", "put the masks after every mount (vetto-runtime spec does)"},
+	{RuleUnifiedInterface, "every level", KindInput, "linux.resources.unified sets resources, not the cgroup's own interface: cgroup.procs and cgroup.threads (they would move any process of the host into the container's cgroup, under its limits and its teardown's kill), cgroup.kill, cgroup.freeze, cgroup.type, cgroup.subtree_control", "remove the key; the runtime puts the container's processes in its cgroup and freezes, kills and removes it itself"},
 	{RuleNetAnnotation, "every level", KindInput, "a network allowlist names its mode (dev.vetto.net: allowlist or strict) and at least one rule (dev.vetto.net.allow, a JSON array) the egress relay accepts: a host, *.domain or host:port (only host:port at strict), never an IP literal", "fix the annotations, or compile the bundle from a policy (policy check names the line)"},
 	{RulePlatformRefused, "every level", KindLevel, "the backend's platform can honour every field of the spec and option of the request (darwin's Seatbelt; Windows' job, restricted token and AppContainer): its translator names each one it cannot, with the platform's rule (darwin.seccomp, windows.user, …: docs/platforms.md), all at once", "remove what the message names from the bundle, or run the bundle on Linux"},
 	{RulePostureAnnotated, "every level", KindLevel, "a bundle annotated dev.vetto.posture=isolated gives nothing of the host away (see the posture)", "remove what weakens the posture, or the annotation"},

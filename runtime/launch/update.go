@@ -34,6 +34,9 @@ func Update(req UpdateRequest, floor *Floor) (*Decision, Limits) {
 	var v violations
 	next := req.Current
 	r := req.New
+	if r != nil {
+		unifiedInterface(r.Unified, &v)
+	}
 	// The limits as the update writes them: cgroup v2's unified
 	// memory.max and pids.max, written last, decide over the typed fields.
 	// The caller has refused a unified value that is no limit.
