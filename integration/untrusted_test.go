@@ -5,9 +5,12 @@ package integration
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -278,6 +281,62 @@ func TestStrictRefusals(t *testing.T) {
 			e.assertNothingLeft(id)
 		})
 	}
+}
+
+// A strict bundle whose filter hands keyctl, bpf and userfaultfd to a
+// seccomp notify agent: libcontainer sends the filter's fd to the host
+// socket linux.seccomp.listenerPath names, and that agent may let the
+// calls run (SECCOMP_USER_NOTIF_FLAG_CONTINUE) — strict's filter rules
+// counted only allow rules, and passed it. The agent here is the test's
+// own listener: at strict it must get nothing; at standard the run goes
+// ahead and the posture names the agent.
+func TestStrictSeccompAgentRefused(t *testing.T) {
+	e := newEnv(t)
+	sock := filepath.Join(e.tmp, "agent.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	got := make(chan bool, 4)
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			got <- true
+			// Take the message (the state and the filter's fd) before
+			// closing: the runtime's send fails on a closed socket.
+			_ = c.SetReadDeadline(time.Now().Add(2 * time.Second))
+			_, _ = io.Copy(io.Discard, c)
+			c.Close()
+		}
+	}()
+	b := e.bundle([]string{"true"}, edits(strictSpec, func(s *specs.Spec) {
+		s.Linux.Seccomp.ListenerPath = sock
+		// A copy: the profile's syscalls are shared with every test.
+		s.Linux.Seccomp.Syscalls = append(slices.Clone(s.Linux.Seccomp.Syscalls),
+			specs.LinuxSyscall{Names: []string{"keyctl", "bpf", "userfaultfd"}, Action: specs.ActNotify})
+	}))
+	id := e.id()
+	r := e.vetto("run", "--security-level", "strict", "-b", b, id)
+	if r.code != 125 || !strings.Contains(r.stderr, "[strict.seccomp.notify]") {
+		t.Errorf("strict run with a seccomp agent: %s; want 125 naming [strict.seccomp.notify]", r)
+	}
+	select {
+	case <-got:
+		t.Error("the runtime connected to the bundle's seccomp agent at strict")
+	case <-time.After(200 * time.Millisecond):
+	}
+	e.assertNothingLeft(id)
+
+	id = e.id()
+	r = e.vetto("run", "-b", b, id)
+	if r.code != 0 || !strings.Contains(r.stderr, "posture=weakened") || !strings.Contains(r.stderr, "seccomp calls decided by the agent at "+sock) {
+		t.Errorf("standard run with a seccomp agent: %s; want it run, the posture naming the agent", r)
+	}
+	e.assertNothingLeft(id)
 }
 
 // A bundle that claims an isolated posture it lacks is refused at every

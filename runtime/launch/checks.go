@@ -130,6 +130,28 @@ var dangerousSyscalls = []string{
 type seccompFacts struct {
 	present, denyDefault, refusesSomething bool
 	dangerous                              []string
+	// agent is a seccomp notify agent: the calls a process outside the
+	// runtime decides (SCMP_ACT_NOTIFY; it may let them run) and the host
+	// socket libcontainer sends it the filter's fd through.
+	notified []string
+	listener string
+}
+
+// agent says what a seccomp notify agent decides, for messages; "" when
+// none.
+func (f seccompFacts) agent() string {
+	if len(f.notified) == 0 && f.listener == "" {
+		return ""
+	}
+	who := "an agent"
+	if f.listener != "" {
+		who = "the agent at " + f.listener
+	}
+	what := "no call yet"
+	if len(f.notified) > 0 {
+		what = strings.Join(f.notified, " ")
+	}
+	return "seccomp calls decided by " + who + ": " + what
 }
 
 func readSeccomp(s *specs.Spec) seccompFacts {
@@ -137,12 +159,21 @@ func readSeccomp(s *specs.Spec) seccompFacts {
 		return seccompFacts{}
 	}
 	sc := s.Linux.Seccomp
-	f := seccompFacts{present: true, denyDefault: denyActions[sc.DefaultAction]}
+	f := seccompFacts{present: true, denyDefault: denyActions[sc.DefaultAction], listener: sc.ListenerPath}
 	f.refusesSomething = f.denyDefault
 	allowed := map[string]bool{}
+	notified := map[string]bool{}
+	if sc.DefaultAction == specs.ActNotify {
+		notified["(the default action)"] = true
+	}
 	for _, r := range sc.Syscalls {
 		if denyActions[r.Action] {
 			f.refusesSomething = true
+		}
+		if r.Action == specs.ActNotify {
+			for _, n := range r.Names {
+				notified[n] = true
+			}
 		}
 		if (r.Action == specs.ActAllow || r.Action == specs.ActLog) && len(r.Args) == 0 {
 			for _, n := range r.Names {
@@ -155,6 +186,7 @@ func readSeccomp(s *specs.Spec) seccompFacts {
 			f.dangerous = append(f.dangerous, n)
 		}
 	}
+	f.notified = sortedKeys(notified)
 	return f
 }
 

@@ -415,6 +415,9 @@ func checkStrict(s *specs.Spec, host Host, floor *Floor, v *violations) {
 	case !sc.denyDefault:
 		v.add(RuleStrictSeccompDeny, "the seccomp filter's defaultAction is %s, which allows every call it does not list", s.Linux.Seccomp.DefaultAction)
 	}
+	if a := sc.agent(); a != "" {
+		v.add(RuleStrictSeccompNotify, "%s", a)
+	}
 	if len(sc.dangerous) > 0 {
 		v.add(RuleStrictSeccompBlocks, "the seccomp filter allows %s", strings.Join(sc.dangerous, ", "))
 	}

@@ -296,6 +296,20 @@ func TestEvaluate(t *testing.T) {
 				f.Forbid.Credentials = true
 				f.Allow.Credentials = []string{"api.example.test env CI_JOB_TOKEN"}
 			}},
+		// A seccomp notify agent decides the calls it is sent, and may let
+		// them run: strict's filter rules would not hold.
+		{name: "strict: a seccomp agent for dangerous calls", edit: func(s *specs.Spec) {
+			s.Linux.Seccomp.ListenerPath = "/run/agent.sock"
+			s.Linux.Seccomp.Syscalls = append(s.Linux.Seccomp.Syscalls, specs.LinuxSyscall{Names: []string{"keyctl", "bpf"}, Action: specs.ActNotify})
+		}, req: strictReq, rules: []RuleID{RuleStrictSeccompNotify}, level: Strict},
+		{name: "strict: a notify default action", edit: func(s *specs.Spec) {
+			s.Linux.Seccomp.DefaultAction = specs.ActNotify
+			s.Linux.Seccomp.ListenerPath = "/run/agent.sock"
+		}, req: strictReq, rules: []RuleID{RuleStrictSeccompDeny, RuleStrictSeccompNotify}, level: Strict},
+		{name: "a seccomp agent weakens the posture", edit: func(s *specs.Spec) {
+			s.Linux.Seccomp.ListenerPath = "/run/agent.sock"
+			s.Linux.Seccomp.Syscalls = append(s.Linux.Seccomp.Syscalls, specs.LinuxSyscall{Names: []string{"mount"}, Action: specs.ActNotify})
+		}, floor: func(f *Floor) { f.Forbid.Weakened = true }, rules: []RuleID{RuleFloorWeakened}},
 		// unified writes any file of the container's cgroup directory.
 		{name: "unified moves a host process into the container's cgroup", edit: func(s *specs.Spec) {
 			s.Linux.Resources.Unified = map[string]string{"cgroup.procs": "1234", "memory.high": "max"}

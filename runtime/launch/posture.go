@@ -44,6 +44,9 @@ func PostureOf(s *specs.Spec, sources map[string]Source, apparmor bool) Posture 
 	case !sc.refusesSomething:
 		w = append(w, "a seccomp filter that refuses nothing")
 	}
+	if a := readSeccomp(s).agent(); a != "" {
+		w = append(w, a)
+	}
 	w = append(w, hostBinds(s, sources)...)
 	masked, readonly := missingMasks(s)
 	if len(masked) > 0 {

@@ -73,6 +73,7 @@ const (
 	RuleStrictSeccomp        RuleID = "strict.seccomp.present"
 	RuleStrictSeccompDeny    RuleID = "strict.seccomp.default-deny"
 	RuleStrictSeccompBlocks  RuleID = "strict.seccomp.blocks-dangerous"
+	RuleStrictSeccompNotify  RuleID = "strict.seccomp.notify"
 	RuleStrictNoNewPrivs     RuleID = "strict.no-new-privileges"
 	RuleStrictCapabilities   RuleID = "strict.capabilities.minimal"
 	RuleStrictMemory         RuleID = "strict.limits.memory"
@@ -144,6 +145,7 @@ var Rules = []Rule{
 	{RuleStrictNamespaces, "strict", KindLevel, "new pid, mount, network, ipc and uts namespaces, none shared with the host or joined", "add the namespaces without a path"},
 	{RuleStrictSeccomp, "strict", KindLevel, "a seccomp filter", "add linux.seccomp (policy-compiled bundles carry vetto's profile)"},
 	{RuleStrictSeccompDeny, "strict", KindLevel, "the seccomp filter denies by default (defaultAction SCMP_ACT_ERRNO, SCMP_ACT_KILL*, or SCMP_ACT_TRAP)", "use a deny-by-default profile"},
+	{RuleStrictSeccompNotify, "strict", KindLevel, "no seccomp notify agent (SCMP_ACT_NOTIFY, linux.seccomp.listenerPath): the runtime would hand the filter to a process outside it, at a host socket the bundle names, and that process may let the calls run", "replace SCMP_ACT_NOTIFY with SCMP_ACT_ERRNO, and remove listenerPath"},
 	{RuleStrictSeccompBlocks, "strict", KindLevel, "the seccomp filter does not allow, unconditionally, the calls no container needs and exploits use (ptrace, process_vm_*, bpf, kexec_*, *_module, mount, umount2, pivot_root, open_by_handle_at, keyctl, add_key, request_key, io_uring_*, userfaultfd, perf_event_open)", "remove those allow rules"},
 	{RuleStrictNoNewPrivs, "strict", KindLevel, "process.noNewPrivileges is true", "set it"},
 	{RuleStrictCapabilities, "strict", KindLevel, "capabilities only from the minimal set: runc's default set without NET_RAW, MKNOD, AUDIT_WRITE, SETFCAP and FSETID", "drop the others from every capability set"},
