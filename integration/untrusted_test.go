@@ -11,11 +11,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
+	"golang.org/x/sys/unix"
 )
 
 // Isolation-breaking flags of the clients (21): each runs at the default
@@ -335,6 +337,82 @@ func TestStrictSeccompAgentRefused(t *testing.T) {
 	r = e.vetto("run", "-b", b, id)
 	if r.code != 0 || !strings.Contains(r.stderr, "posture=weakened") || !strings.Contains(r.stderr, "seccomp calls decided by the agent at "+sock) {
 		t.Errorf("standard run with a seccomp agent: %s; want it run, the posture naming the agent", r)
+	}
+	e.assertNothingLeft(id)
+}
+
+// A strict bundle that mounts binfmt_misc: the runtime makes the mount
+// as root before the container starts, and without a user namespace it
+// is the host's own binfmt_misc, whose register file the container's root
+// may write — a handler the host's kernel then runs for every matching
+// exec on the host. strict's mount rules knew only binds and the
+// standard kernel filesystems; 67fa8d4 ran it with posture isolated. The
+// handler here names an extension nothing uses and is removed after.
+func TestStrictMountTypesRefused(t *testing.T) {
+	e := newEnv(t)
+	name := "vettotest" + strconv.Itoa(int(time.Now().UnixNano()%1000000))
+	host := filepath.Join(e.tmp, "binfmt")
+	if err := os.Mkdir(host, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mount("binfmt_misc", host, "binfmt_misc", 0, ""); err != nil {
+		t.Skipf("binfmt_misc cannot be mounted on this host: %v", err)
+	}
+	registered := filepath.Join(host, name)
+	t.Cleanup(func() {
+		if fileExists(registered) {
+			_ = os.WriteFile(registered, []byte("-1"), 0o200)
+		}
+		_ = unix.Unmount(host, unix.MNT_DETACH)
+	})
+	b := e.bundle([]string{"sh", "-c", "echo ':" + name + ":E::" + name + "::/bin/true:' > /binfmt/register"}, edits(strictSpec, func(s *specs.Spec) {
+		s.Mounts = append(s.Mounts, specs.Mount{Destination: "/binfmt", Type: "binfmt_misc", Source: "binfmt_misc"})
+	}))
+	id := e.id()
+	r := e.vetto("run", "--security-level", "strict", "-b", b, id)
+	if r.code != 125 || !strings.Contains(r.stderr, "[strict.mounts.type]") {
+		t.Errorf("strict run mounting binfmt_misc: %s; want 125 naming [strict.mounts.type]", r)
+	}
+	if fileExists(registered) {
+		t.Errorf("the container registered a binfmt_misc handler on the host (%s)", registered)
+	}
+	e.assertNothingLeft(id)
+
+	// At standard it is the bundle's to ask for; the posture says so.
+	id = e.id()
+	b = e.bundle([]string{"true"}, func(s *specs.Spec) {
+		s.Mounts = append(s.Mounts, specs.Mount{Destination: "/binfmt", Type: "binfmt_misc", Source: "binfmt_misc"})
+	})
+	r = e.vetto("run", "-b", b, id)
+	if !strings.Contains(r.stderr, "mounts of other filesystems: binfmt_misc binfmt_misc at /binfmt") {
+		t.Errorf("standard run mounting binfmt_misc: %s; want the posture to name the mount", r)
+	}
+	e.assertNothingLeft(id)
+}
+
+// A strict bundle whose linux.netDevices names a host interface:
+// libcontainer moves it into the container's network namespace, so the
+// container has the host's network beside its own (none here), and the
+// host loses the interface — a virtual one for good, when the namespace
+// goes.
+func TestStrictNetDevicesRefused(t *testing.T) {
+	e := newEnv(t)
+	dev := "vtnd" + strconv.Itoa(int(time.Now().UnixNano()%100000))
+	// A veth pair: both ends go when the namespace holding one goes.
+	if out, err := exec.Command("ip", "link", "add", dev, "type", "veth", "peer", "name", dev+"p").CombinedOutput(); err != nil {
+		t.Fatalf("ip link add %s type veth: %v: %s", dev, err, out)
+	}
+	t.Cleanup(func() { _ = exec.Command("ip", "link", "del", dev).Run() })
+	b := e.bundle([]string{"true"}, edits(strictSpec, func(s *specs.Spec) {
+		s.Linux.NetDevices = map[string]specs.LinuxNetDevice{dev: {}}
+	}))
+	id := e.id()
+	r := e.vetto("run", "--security-level", "strict", "-b", b, id)
+	if r.code != 125 || !strings.Contains(r.stderr, "[strict.netdevices]") {
+		t.Errorf("strict run moving %s in: %s; want 125 naming [strict.netdevices]", dev, r)
+	}
+	if err := exec.Command("ip", "link", "show", dev).Run(); err != nil {
+		t.Errorf("the host lost %s: %v", dev, err)
 	}
 	e.assertNothingLeft(id)
 }

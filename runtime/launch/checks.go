@@ -248,6 +248,47 @@ func extraKernelMounts(s *specs.Spec) []string {
 	return out
 }
 
+// otherMounts lists the mounts that are neither a bind, a tmpfs nor one of
+// the standard kernel filesystems (extraKernelMounts judges where those
+// go). The runtime makes every mount as root before the container starts,
+// so any other filesystem type reaches the host: a disk by its block
+// device, an overlay of host directories, devtmpfs (every device node),
+// the host-wide kernel interfaces (binfmt_misc — a handler the host's
+// kernel runs for everyone — debugfs, tracefs, bpf, securityfs,
+// efivarfs, configfs, pstore).
+func otherMounts(s *specs.Spec) []string {
+	var out []string
+	for _, m := range s.Mounts {
+		if isBind(m) || m.Type == "tmpfs" {
+			continue
+		}
+		if _, ok := standardKernelMounts[m.Type]; ok {
+			continue
+		}
+		typ := m.Type
+		if typ == "" {
+			typ = "(no type)"
+		}
+		out = append(out, fmt.Sprintf("%s %s at %s", typ, m.Source, path.Clean(m.Destination)))
+	}
+	return out
+}
+
+// hostNetDevices lists the host's network interfaces linux.netDevices
+// moves into the container's network namespace: the host loses them (a
+// virtual one for good, when the namespace goes), and the container gets
+// the host's network beside any network mode.
+func hostNetDevices(s *specs.Spec) []string {
+	if s.Linux == nil || len(s.Linux.NetDevices) == 0 {
+		return nil
+	}
+	names := make(map[string]bool, len(s.Linux.NetDevices))
+	for n := range s.Linux.NetDevices {
+		names[n] = true
+	}
+	return sortedKeys(names)
+}
+
 // SourceKind is what a bind mount's source is on the host.
 type SourceKind int
 

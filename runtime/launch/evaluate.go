@@ -443,6 +443,12 @@ func checkStrict(s *specs.Spec, host Host, floor *Floor, v *violations) {
 	if extra := extraKernelMounts(s); len(extra) > 0 {
 		v.add(RuleStrictKernelMounts, "extra kernel mounts: %s", strings.Join(extra, ", "))
 	}
+	if other := otherMounts(s); len(other) > 0 {
+		v.add(RuleStrictMountTypes, "mounts of other filesystems: %s", strings.Join(other, ", "))
+	}
+	if nd := hostNetDevices(s); len(nd) > 0 {
+		v.add(RuleStrictNetDevices, "linux.netDevices moves the host's %s into the container", strings.Join(nd, ", "))
+	}
 	if binds := hostBinds(s, host.Sources); len(binds) > 0 {
 		v.add(RuleStrictBindSource, "%s", strings.Join(binds, "; "))
 	}

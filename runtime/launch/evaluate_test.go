@@ -296,6 +296,30 @@ func TestEvaluate(t *testing.T) {
 				f.Forbid.Credentials = true
 				f.Allow.Credentials = []string{"api.example.test env CI_JOB_TOKEN"}
 			}},
+		// Any other filesystem the runtime mounts as root reaches the host.
+		{name: "strict: mounts of other filesystems", edit: func(s *specs.Spec) {
+			s.Mounts = append(s.Mounts,
+				specs.Mount{Destination: "/host", Type: "overlay", Source: "overlay", Options: []string{"lowerdir=/etc:/root"}},
+				specs.Mount{Destination: "/disk", Type: "ext4", Source: "/dev/sda1"},
+				specs.Mount{Destination: "/dev2", Type: "devtmpfs", Source: "devtmpfs"},
+				specs.Mount{Destination: "/binfmt", Type: "binfmt_misc", Source: "binfmt_misc"},
+				specs.Mount{Destination: "/dbg", Type: "debugfs", Source: "debugfs"})
+		}, req: strictReq, rules: []RuleID{RuleStrictMountTypes}, level: Strict},
+		{name: "strict: tmpfs, binds and the standard kernel mounts pass", edit: func(s *specs.Spec) {
+			s.Mounts = append(s.Mounts,
+				specs.Mount{Destination: "/tmp", Type: "tmpfs", Source: "tmpfs"},
+				specs.Mount{Destination: "/dev/mqueue", Type: "mqueue", Source: "mqueue"},
+				specs.Mount{Destination: "/data", Type: "none", Source: "/srv/data", Options: []string{"rbind", "ro"}})
+		}, req: strictReq, level: Strict},
+		{name: "other filesystems weaken the posture", edit: func(s *specs.Spec) {
+			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/t", Type: "tracefs", Source: "tracefs"})
+		}, floor: func(f *Floor) { f.Forbid.Weakened = true }, rules: []RuleID{RuleFloorWeakened}},
+		{name: "strict: a host network device moved in", edit: func(s *specs.Spec) {
+			s.Linux.NetDevices = map[string]specs.LinuxNetDevice{"eth0": {Name: "eth0"}}
+		}, req: strictReq, rules: []RuleID{RuleStrictNetDevices}, level: Strict},
+		{name: "a host network device weakens the posture", edit: func(s *specs.Spec) {
+			s.Linux.NetDevices = map[string]specs.LinuxNetDevice{"eth1": {}}
+		}, floor: func(f *Floor) { f.Forbid.Weakened = true }, rules: []RuleID{RuleFloorWeakened}},
 		// A seccomp notify agent decides the calls it is sent, and may let
 		// them run: strict's filter rules would not hold.
 		{name: "strict: a seccomp agent for dangerous calls", edit: func(s *specs.Spec) {

@@ -58,6 +58,12 @@ func PostureOf(s *specs.Spec, sources map[string]Source, apparmor bool) Posture 
 	if extra := extraKernelMounts(s); len(extra) > 0 {
 		w = append(w, "extra kernel mounts: "+strings.Join(extra, ", "))
 	}
+	if other := otherMounts(s); len(other) > 0 {
+		w = append(w, "mounts of other filesystems: "+strings.Join(other, ", "))
+	}
+	if nd := hostNetDevices(s); len(nd) > 0 {
+		w = append(w, "host network devices: "+strings.Join(nd, " "))
+	}
 	if dev := hostDevices(s); len(dev) > 0 {
 		w = append(w, strings.Join(dev, ", "))
 	}
