@@ -417,6 +417,50 @@ func TestStrictNetDevicesRefused(t *testing.T) {
 	e.assertNothingLeft(id)
 }
 
+// A strict bundle whose root filesystem is a host system tree, writable:
+// root.path /usr here. pivot_root takes it like any rootfs, so the
+// container's root writes the host's programs. strict judged the binds,
+// not the root; 67fa8d4 ran it with posture isolated and the probe file
+// appeared in the host's /usr. The test removes only what it made there:
+// the probe, and the empty mount points the runtime made.
+func TestStrictRootfsHostTreeRefused(t *testing.T) {
+	e := newEnv(t)
+	const tree = "/usr"
+	if !fileExists(filepath.Join(tree, "bin", "sh")) {
+		t.Skipf("no %s/bin/sh here", tree)
+	}
+	probe := ".vetto-rootfs-probe-" + strconv.Itoa(int(time.Now().UnixNano()%1000000))
+	before := map[string]bool{}
+	entries, err := os.ReadDir(tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, en := range entries {
+		before[en.Name()] = true
+	}
+	t.Cleanup(func() {
+		_ = os.Remove(filepath.Join(tree, probe))
+		after, _ := os.ReadDir(tree)
+		for _, en := range after {
+			if !before[en.Name()] && en.IsDir() {
+				_ = os.Remove(filepath.Join(tree, en.Name())) // only if empty
+			}
+		}
+	})
+	b := e.bundle([]string{"/bin/sh", "-c", "touch /" + probe}, edits(strictSpec, func(s *specs.Spec) {
+		s.Root.Path, s.Root.Readonly = tree, false
+	}))
+	id := e.id()
+	r := e.vetto("run", "--security-level", "strict", "-b", b, id)
+	if r.code != 125 || !strings.Contains(r.stderr, "[strict.rootfs.host]") {
+		t.Errorf("strict run with root.path %s: %s; want 125 naming [strict.rootfs.host]", tree, r)
+	}
+	if fileExists(filepath.Join(tree, probe)) {
+		t.Errorf("the container wrote %s on the host", filepath.Join(tree, probe))
+	}
+	e.assertNothingLeft(id)
+}
+
 // A bundle that claims an isolated posture it lacks is refused at every
 // level (posture.annotation).
 func TestPostureAnnotation(t *testing.T) {

@@ -414,6 +414,45 @@ func hostBinds(s *specs.Spec, sources map[string]Source) []string {
 	return out
 }
 
+// hostRootfs says how the container's root filesystem reaches the host
+// ("" when it does not): root.path is the host's root, one of its kernel,
+// secret or system trees (writable, or readable as host root), the whole
+// /home, or the run directory or a runtime's state directory itself. real
+// is root.path with symlinks resolved (the host fact), or as written.
+// pivot_root refuses "/" itself, but a system tree is a root like any
+// other: root.path /usr, writable, and the container rewrites the host's
+// programs.
+func hostRootfs(s *specs.Spec, real string) string {
+	if s.Root == nil {
+		return ""
+	}
+	if real == "" {
+		real = path.Clean(s.Root.Path)
+	}
+	access := "rw"
+	if s.Root.Readonly {
+		access = "ro"
+	}
+	what := fmt.Sprintf("root filesystem %s (%s)", real, access)
+	switch {
+	case real == "/":
+		return what + ": the host's root"
+	case under(real, kernelTrees):
+		return what + ": the host kernel's or devices' tree"
+	case under(real, secretTrees):
+		return what + ": host secrets"
+	case real == "/home":
+		return what + ": every home directory on the host"
+	case real == "/run" || real == "/var/run" || slices.Contains(runtimeTrees, real):
+		return what + ": a container runtime's state or the host's run directory"
+	case under(real, systemTrees) && !s.Root.Readonly:
+		return what + ": the host's system files, writable"
+	case under(real, systemTrees) && !hostRootUnmapped(s):
+		return what + ": the host's system files, readable as host root (no user namespace keeps root unmapped)"
+	}
+	return ""
+}
+
 // bindSourcesOutside lists the binds whose source is under none of the
 // allowed directories (masks excepted).
 func bindSourcesOutside(s *specs.Spec, sources map[string]Source, allowed []string) []string {

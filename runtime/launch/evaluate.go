@@ -214,12 +214,19 @@ func Evaluate(req Request, host Host, floor *Floor) *Decision {
 	}
 
 	d.Posture = PostureOf(s, host.Sources, host.AppArmor)
+	rootfs := hostRootfs(s, host.Rootfs)
+	if rootfs != "" {
+		d.Posture.Weakened = append(d.Posture.Weakened, rootfs)
+	}
 	if s.Annotations[AnnotationPosture] == "isolated" && !d.Posture.Isolated() {
 		v.add(RulePostureAnnotated, "the bundle asks for an isolated posture (%s=isolated), but the spec is %s", AnnotationPosture, d.Posture)
 	}
 	checkFloor(s, d, host, floor, &v)
 	if d.Level == Strict {
 		checkStrict(s, host, floor, &v)
+		if rootfs != "" {
+			v.add(RuleStrictRootfs, "%s", rootfs)
+		}
 	}
 
 	// Degradations: what the bundle asks for that cannot be established

@@ -314,6 +314,20 @@ func TestEvaluate(t *testing.T) {
 		{name: "other filesystems weaken the posture", edit: func(s *specs.Spec) {
 			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/t", Type: "tracefs", Source: "tracefs"})
 		}, floor: func(f *Floor) { f.Forbid.Weakened = true }, rules: []RuleID{RuleFloorWeakened}},
+		// The root filesystem is a mount like the others.
+		{name: "strict: root.path the host's /usr, writable", edit: func(s *specs.Spec) { s.Root.Path, s.Root.Readonly = "/usr", false },
+			req: strictReq, rules: []RuleID{RuleStrictRootfs}, level: Strict},
+		{name: "strict: root.path the host's /etc, read-only as host root", edit: func(s *specs.Spec) { s.Root.Path = "/etc" },
+			req: strictReq, rules: []RuleID{RuleStrictRootfs}, level: Strict},
+		{name: "strict: root.path /", edit: func(s *specs.Spec) { s.Root.Path = "/" },
+			req: strictReq, rules: []RuleID{RuleStrictRootfs}, level: Strict},
+		{name: "strict: root.path resolved to the host's /root", edit: func(s *specs.Spec) { s.Root.Path = "/b/rootfs" },
+			host: func(h *Host) { h.Rootfs = "/root" }, req: strictReq, rules: []RuleID{RuleStrictRootfs}, level: Strict},
+		{name: "strict: a runtime's rootfs under its state passes", edit: func(s *specs.Spec) {
+			s.Root.Path = "/run/containerd/io.containerd.runtime.v2.task/k8s.io/abc/rootfs"
+		}, req: strictReq, level: Strict},
+		{name: "a host system root weakens the posture", edit: func(s *specs.Spec) { s.Root.Path, s.Root.Readonly = "/usr", false },
+			floor: func(f *Floor) { f.Forbid.Weakened = true }, rules: []RuleID{RuleFloorWeakened}},
 		{name: "strict: a host network device moved in", edit: func(s *specs.Spec) {
 			s.Linux.NetDevices = map[string]specs.LinuxNetDevice{"eth0": {Name: "eth0"}}
 		}, req: strictReq, rules: []RuleID{RuleStrictNetDevices}, level: Strict},

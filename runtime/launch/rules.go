@@ -83,6 +83,7 @@ const (
 	RuleStrictKernelMounts   RuleID = "strict.mounts.kernel"
 	RuleStrictMountTypes     RuleID = "strict.mounts.type"
 	RuleStrictNetDevices     RuleID = "strict.netdevices"
+	RuleStrictRootfs         RuleID = "strict.rootfs.host"
 	RuleStrictBindSource     RuleID = "strict.mounts.bind-source"
 	RuleStrictDevices        RuleID = "strict.devices"
 	RuleStrictHooks          RuleID = "strict.hooks"
@@ -158,6 +159,7 @@ var Rules = []Rule{
 	{RuleStrictKernelMounts, "strict", KindLevel, "no proc, sysfs, cgroup, cgroup2, devpts or mqueue mount beyond the standard ones (/proc, /sys, /sys/fs/cgroup, /dev/pts, /dev/mqueue)", "remove the extra mounts"},
 	{RuleStrictMountTypes, "strict", KindLevel, "no mount but binds, tmpfs and the standard kernel filesystems: the runtime mounts as root before the container starts, so a disk by its device, an overlay of host directories, devtmpfs, binfmt_misc (a handler the host runs for everyone), debugfs, tracefs, bpf, securityfs, efivarfs reach the host", "remove the mount, or bind a directory made for the container"},
 	{RuleStrictNetDevices, "strict", KindLevel, "no host network interface moved into the container (linux.netDevices): the host loses it, a virtual one for good, and the container gets the host's network whatever its network mode", "remove linux.netDevices"},
+	{RuleStrictRootfs, "strict", KindLevel, "root.path is not the host's root, its kernel, device or secret trees, the whole /home, the run directory or a runtime's state directory, nor a system tree (/etc, /usr, …) writable or readable as host root", "use a root filesystem made for the container"},
 	{RuleStrictBindSource, "strict", KindLevel, "no bind whose source is a host system path (/, /proc, /sys, /dev, /boot, /root, /run, /var/run, a unix socket, a device node); /etc, /usr, /bin, /sbin, /lib* only read-only and in a user namespace that does not map host root", "bind a directory made for the container instead"},
 	{RuleStrictDevices, "strict", KindLevel, "no device node beyond null, zero, full, random, urandom, tty, and no cgroup rule granting read or write to other devices", "remove them from linux.devices and linux.resources.devices"},
 	{RuleStrictHooks, "strict", KindLevel, "no OCI hook but vetto-runtime's own and those the operator allows (allow.hooks): bundle hooks run as root on the host", "remove the hooks, or have the operator allow their paths"},
