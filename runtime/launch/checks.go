@@ -405,6 +405,8 @@ func hostBinds(s *specs.Spec, sources map[string]Source) []string {
 			out = append(out, what+": host secrets")
 		case under(real, runtimeTrees) || real == "/run" || real == "/var/run":
 			out = append(out, what+": a container runtime's state or the host's run directory")
+		case (real == "/home" || path.Dir(real) == "/home") && !readOnly(m):
+			out = append(out, what+": a whole home directory, writable (its shell's startup files and ~/.ssh act as its user)")
 		case under(real, systemTrees) && !readOnly(m):
 			out = append(out, what+": the host's system files, writable")
 		case under(real, systemTrees) && !unmapped:

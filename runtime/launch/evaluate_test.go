@@ -314,6 +314,14 @@ func TestEvaluate(t *testing.T) {
 		{name: "other filesystems weaken the posture", edit: func(s *specs.Spec) {
 			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/t", Type: "tracefs", Source: "tracefs"})
 		}, floor: func(f *Floor) { f.Forbid.Weakened = true }, rules: []RuleID{RuleFloorWeakened}},
+		{name: "strict: a whole home directory, writable", edit: func(s *specs.Spec) {
+			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/h", Type: "bind", Source: "/home/dev", Options: []string{"rbind"}})
+		}, req: strictReq, rules: []RuleID{RuleStrictBindSource}, level: Strict},
+		{name: "strict: a project in a home directory, or a home read-only, pass", edit: func(s *specs.Spec) {
+			s.Mounts = append(s.Mounts,
+				specs.Mount{Destination: "/p", Type: "bind", Source: "/home/dev/src/app", Options: []string{"rbind"}},
+				specs.Mount{Destination: "/h", Type: "bind", Source: "/home/dev", Options: []string{"rbind", "ro"}})
+		}, req: strictReq, level: Strict},
 		// The root filesystem is a mount like the others.
 		{name: "strict: root.path the host's /usr, writable", edit: func(s *specs.Spec) { s.Root.Path, s.Root.Readonly = "/usr", false },
 			req: strictReq, rules: []RuleID{RuleStrictRootfs}, level: Strict},
