@@ -42,11 +42,14 @@ func Drift(s *specs.Spec) ([]string, error) {
 			}
 		}
 	}
+	m := newMountView(s)
+	if err := m.scanRootsShown(roots); err != nil {
+		return nil, err
+	}
 	found, err := Scan(roots)
 	if err != nil {
 		return nil, err
 	}
-	m := newMountView(s)
 	var out []string
 	masked := func(p, what string) {
 		for _, v := range m.views(p) {
@@ -166,6 +169,30 @@ func (m *mountView) masked(v string) bool {
 func (m *mountView) writable(v string) bool {
 	i := m.effective(v)
 	return i >= 0 && isBind(m.mounts[i]) && !slices.Contains(m.mounts[i].Options, "ro")
+}
+
+// writableAnywhere reports whether host path p shows writable at any of
+// its views.
+func (m *mountView) writableAnywhere(p string) bool {
+	for _, v := range m.views(p) {
+		if m.writable(v) {
+			return true
+		}
+	}
+	return false
+}
+
+// scanRootsShown refuses scan roots (spec.AnnotationScan) that no bind
+// of the bundle shows: the compiler scans the host paths the sandbox
+// sees, and a root named by a bundle from elsewhere would have create
+// walk, and teardown move repositories in, any directory of the host.
+func (m *mountView) scanRootsShown(roots []string) error {
+	for _, r := range roots {
+		if len(m.views(realPath(r))) == 0 {
+			return fmt.Errorf("annotation %s names %s, which no bind of the bundle shows", spec.AnnotationScan, r)
+		}
+	}
+	return nil
 }
 
 // boundAt reports whether a bind's destination is exactly v.

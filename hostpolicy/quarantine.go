@@ -31,6 +31,10 @@ func Planted(s *specs.Spec) ([]string, error) {
 			}
 		}
 	}
+	m := newMountView(s)
+	if err := m.scanRootsShown(roots); err != nil {
+		return nil, err
+	}
 	found, err := Scan(roots)
 	if err != nil {
 		return nil, err
@@ -40,12 +44,17 @@ func Planted(s *specs.Spec) ([]string, error) {
 		if f.Kind != spec.FoundRepo && f.Kind != spec.FoundGitFile {
 			continue
 		}
+		// Only what the sandbox could have made: a .git in a directory
+		// it could write, a commondir in a git directory it could write.
+		// The annotations are the bundle's word; this is the mounts'.
 		if !slices.Contains(known, f.Path) && filepath.Base(f.Path) == ".git" {
-			out = append(out, f.Path)
+			if m.writableAnywhere(filepath.Dir(f.Path)) {
+				out = append(out, f.Path)
+			}
 			continue
 		}
 		if commondir := filepath.Join(f.Path, "commondir"); f.Kind == spec.FoundRepo && filepath.Base(f.Path) == ".git" {
-			if _, err := os.Lstat(commondir); err == nil {
+			if _, err := os.Lstat(commondir); err == nil && m.writableAnywhere(f.Path) {
 				out = append(out, commondir)
 			}
 		}

@@ -134,3 +134,41 @@ func TestMaskedView(t *testing.T) {
 		t.Fatal("the mask does not count")
 	}
 }
+
+// TestPlantedOnlyWhereTheSandboxWrites: the scan roots and the known
+// repositories are the bundle's annotations; what teardown may move aside
+// is decided by the bundle's mounts.
+func TestPlantedOnlyWhereTheSandboxWrites(t *testing.T) {
+	dir, _ := filepath.EvalSymlinks(t.TempDir())
+	plant(t, dir, "rw/new/.git/config", "rw/new/.git/HEAD", "ro/new/.git/config", "ro/new/.git/HEAD", "unbound/new/.git/HEAD")
+	spec := func(scan string, mounts ...specs.Mount) *specs.Spec {
+		return &specs.Spec{Mounts: mounts, Annotations: map[string]string{"dev.vetto.scan": scan, "dev.vetto.repos": "[]"}}
+	}
+	bind := func(src, dst string, opts ...string) specs.Mount {
+		return specs.Mount{Type: "bind", Source: filepath.Join(dir, src), Destination: dst, Options: append([]string{"rbind"}, opts...)}
+	}
+	tests := []struct {
+		name    string
+		s       *specs.Spec
+		planted []string
+		err     string
+	}{
+		{"written where it was writable", spec(`["`+dir+`/rw"]`, bind("rw", "/rw")), []string{dir + "/rw/new/.git"}, ""},
+		{"bound read-only", spec(`["`+dir+`/ro"]`, bind("ro", "/ro", "ro")), nil, ""},
+		{"a scan root no bind shows", spec(`["`+dir+`/unbound"]`, bind("rw", "/rw")), nil, "no bind of the bundle shows"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Planted(tt.s)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("Planted: %v, %v; want an error containing %q", got, err, tt.err)
+				}
+				return
+			}
+			if err != nil || strings.Join(got, ",") != strings.Join(tt.planted, ",") {
+				t.Fatalf("Planted: %v, %v; want %v", got, err, tt.planted)
+			}
+		})
+	}
+}

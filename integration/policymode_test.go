@@ -339,6 +339,59 @@ mkdir -p evil && printf '[core]\n\tfsmonitor = touch %[1]s-common\n' > evil/conf
 	}
 }
 
+// The policy annotations are a bundle's word, and a bundle may come from
+// anyone: dev.vetto.scan naming a directory the bundle does not bind had
+// create walk it and teardown move every repository in it aside — as
+// root, anywhere on the host (67fa8d4 renamed the victim's .git). Scan
+// roots must be shown by a bind of the bundle, and teardown moves only
+// what the sandbox could have written.
+func TestPolicyAnnotationsCannotReachTheHost(t *testing.T) {
+	e := newEnv(t)
+	repo := func(name string) string {
+		dir := filepath.Join(e.tmp, name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		gitIn(t, dir, "init", "-q")
+		return dir
+	}
+	intact := func(victim, when string) {
+		t.Helper()
+		if _, err := os.Stat(filepath.Join(victim, ".git", "HEAD")); err != nil {
+			t.Errorf("%s: the victim's repository is gone: %v", when, err)
+		}
+		if _, err := os.Lstat(filepath.Join(victim, ".git.vetto-quarantined")); err == nil {
+			t.Errorf("%s: the victim's repository was moved aside", when)
+		}
+	}
+	annotate := func(victim string) func(*specs.Spec) {
+		return func(s *specs.Spec) {
+			s.Annotations = map[string]string{"dev.vetto.scan": `["` + victim + `"]`, "dev.vetto.repos": "[]"}
+		}
+	}
+
+	victim := repo("victim")
+	id := e.id()
+	r := e.vetto("run", "-b", e.bundle([]string{"true"}, annotate(victim)), id)
+	if r.code == 0 || !strings.Contains(r.stderr, "no bind of the bundle shows") {
+		t.Errorf("run with dev.vetto.scan naming an unbound directory: %s; want it refused", r)
+	}
+	intact(victim, "scan root not bound")
+	e.assertNothingLeft(id)
+
+	// Bound read-only: the sandbox cannot have made the repository.
+	victim = repo("victim-ro")
+	id = e.id()
+	r = e.vetto("run", "-b", e.bundle([]string{"true"}, edits(annotate(victim), func(s *specs.Spec) {
+		s.Mounts = append(s.Mounts, specs.Mount{Destination: "/victim", Type: "bind", Source: victim, Options: []string{"rbind", "ro"}})
+	})), id)
+	if r.code != 0 {
+		t.Errorf("run with the scan root bound read-only: %s", r)
+	}
+	intact(victim, "scan root bound read-only")
+	e.assertNothingLeft(id)
+}
+
 // 12.4: masks hold at run time, not only at compile time. A secret moved
 // by one run (its parent directory renamed, or into .git) is masked or
 // refused on the next, even from a fresh compile.
