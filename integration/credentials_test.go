@@ -298,30 +298,27 @@ func TestBundleCredentialNeedsTheOperator(t *testing.T) {
 		return false
 	}
 
-	id := e.id()
-	r := e.vetto("--config", cfg, "run", "--security-level", "strict", "-b", bundle, id)
-	if r.code != 125 || !strings.Contains(r.stderr, "[strict.credentials]") {
-		t.Errorf("strict run of a bundle naming a credential: %s; want 125 naming [strict.credentials]", r)
+	// refused runs the bundle under config with args and wants exit code
+	// naming rule, and the token sent nowhere.
+	refused := func(what, config string, code int, rule string, args ...string) {
+		t.Helper()
+		id := e.id()
+		r := e.vetto(append(append([]string{"--config", config, "run"}, args...), "-b", bundle, id)...)
+		if r.code != code || !strings.Contains(r.stderr, "["+rule+"]") {
+			t.Errorf("%s: %s; want %d naming [%s]", what, r, code, rule)
+		}
+		if sent() {
+			t.Fatalf("%s: the token reached the host the bundle chose", what)
+		}
+		e.assertNothingLeft(id)
 	}
-	if sent() {
-		t.Fatal("the token reached the host the bundle chose")
-	}
-	e.assertNothingLeft(id)
-
-	id = e.id()
-	r = e.vetto("--config", withFloor("[forbid]\ncredentials = true\n"), "run", "-b", bundle, id)
-	if r.code != 126 || !strings.Contains(r.stderr, "[floor.forbid.credentials]") {
-		t.Errorf("run under forbid.credentials: %s; want 126 naming [floor.forbid.credentials]", r)
-	}
-	if sent() {
-		t.Fatal("the token reached the host the bundle chose under forbid.credentials")
-	}
-	e.assertNothingLeft(id)
+	refused("strict run of a bundle naming a credential", cfg, 125, "strict.credentials", "--security-level", "strict")
+	refused("run under forbid.credentials", withFloor("[forbid]\ncredentials = true\n"), 126, "floor.forbid.credentials")
 
 	// At standard the bundle's credential runs, and the posture says
 	// what the spec hands the workload.
-	id = e.id()
-	r = e.vetto("--config", cfg, "run", "-b", bundle, id)
+	id := e.id()
+	r := e.vetto("--config", cfg, "run", "-b", bundle, id)
 	if r.code != 0 || !strings.Contains(r.stderr, "posture=weakened") || !strings.Contains(r.stderr, "host credentials: Authorization for up.vetto.test from file "+file) {
 		t.Errorf("standard run of a bundle naming a credential: %s; want it run with the credential in a weakened posture", r)
 	}

@@ -196,6 +196,16 @@ func TestUnifiedCannotMoveHostProcesses(t *testing.T) {
 		return strings.TrimSpace(string(data))
 	}
 	before := where()
+	// untouched: the host's sleep is where it was, and alive.
+	untouched := func(after string) {
+		t.Helper()
+		if got := where(); got != before {
+			t.Errorf("the host's sleep moved from %s to %s %s", before, got, after)
+		}
+		if !runningPid(victim.Process.Pid) {
+			t.Fatalf("the host's sleep was killed %s", after)
+		}
+	}
 
 	id := e.id()
 	b := e.bundle([]string{"sleep", "1000"}, func(s *specs.Spec) {
@@ -209,12 +219,7 @@ func TestUnifiedCannotMoveHostProcesses(t *testing.T) {
 		t.Errorf("run of a bundle whose unified map writes cgroup.procs: %s; want exit 1 naming resources.unified.interface", r)
 	}
 	e.vetto("delete", "--force", id)
-	if got := where(); got != before {
-		t.Errorf("the host's sleep moved from %s to %s", before, got)
-	}
-	if !runningPid(victim.Process.Pid) {
-		t.Fatal("the host's sleep was killed")
-	}
+	untouched("after the refused run")
 	e.assertNothingLeft(id)
 
 	// Through update of a running container.
@@ -228,12 +233,7 @@ func TestUnifiedCannotMoveHostProcesses(t *testing.T) {
 		t.Errorf("update writing cgroup.procs: %s; want exit 1 naming resources.unified.interface", r)
 	}
 	e.mustVetto("delete", "--force", id)
-	if got := where(); got != before {
-		t.Errorf("the host's sleep moved from %s to %s by update", before, got)
-	}
-	if !runningPid(victim.Process.Pid) {
-		t.Fatal("the host's sleep was killed with the container")
-	}
+	untouched("after the refused update and the container's teardown")
 }
 
 // runningPid: pid exists and is not a zombie (a killed child of the test

@@ -45,39 +45,37 @@ func UnifiedInterfaceKeys(unified map[string]string) []string {
 // ("max" is -1, no limit). nil: res sets none. An error names a unified
 // value that is not a limit.
 func MemoryLimit(res *specs.LinuxResources) (*int64, error) {
-	if res == nil {
-		return nil, nil
+	var typed *int64
+	if res != nil && res.Memory != nil {
+		typed = res.Memory.Limit
 	}
-	if v, ok := res.Unified[UnifiedMemoryMax]; ok {
-		n, err := parseUnifiedLimit(v, true)
-		if err != nil {
-			return nil, fmt.Errorf("linux.resources.unified[%q] = %q: %w", UnifiedMemoryMax, v, err)
-		}
-		return &n, nil
-	}
-	if res.Memory == nil || res.Memory.Limit == nil {
-		return nil, nil
-	}
-	n := *res.Memory.Limit
-	return &n, nil
+	return limitOf(res, UnifiedMemoryMax, true, typed)
 }
 
 // PidsLimit is MemoryLimit for the pids limit ("pids.max").
 func PidsLimit(res *specs.LinuxResources) (*int64, error) {
-	if res == nil {
-		return nil, nil
+	var typed *int64
+	if res != nil && res.Pids != nil {
+		typed = res.Pids.Limit
 	}
-	if v, ok := res.Unified[UnifiedPidsMax]; ok {
-		n, err := parseUnifiedLimit(v, false)
-		if err != nil {
-			return nil, fmt.Errorf("linux.resources.unified[%q] = %q: %w", UnifiedPidsMax, v, err)
+	return limitOf(res, UnifiedPidsMax, false, typed)
+}
+
+// limitOf is the limit the unified file key sets, else the typed field's.
+func limitOf(res *specs.LinuxResources, key string, size bool, typed *int64) (*int64, error) {
+	if res != nil {
+		if v, ok := res.Unified[key]; ok {
+			n, err := parseUnifiedLimit(v, size)
+			if err != nil {
+				return nil, fmt.Errorf("linux.resources.unified[%q] = %q: %w", key, v, err)
+			}
+			return &n, nil
 		}
-		return &n, nil
 	}
-	if res.Pids == nil || res.Pids.Limit == nil {
+	if typed == nil {
 		return nil, nil
 	}
-	n := *res.Pids.Limit
+	n := *typed
 	return &n, nil
 }
 
