@@ -88,6 +88,9 @@ func Inputs(o Options) (spec.Inputs, error) {
 			in.ProjectUID, in.ProjectGID = uid, gid
 		}
 	}
+	if fi, err := os.Stat(in.Home); err == nil && in.Home != "/" {
+		in.HomeUID, in.HomeGID, in.HomeOwned = ownerOf(fi)
+	}
 	if self, err := os.Executable(); err == nil {
 		// The bundle's verification hooks run this very binary.
 		in.RuntimePath = self

@@ -576,6 +576,65 @@ func TestPolicyCredentialCoverage(t *testing.T) {
 	}
 }
 
+// The permissive profile run by root whose $HOME is root's own, 0700 (as
+// /root is): it launches, the sandbox reads $HOME as a caller who is not
+// root reads theirs (a 0600 file included), the credentials below it stay
+// masked, and it writes nothing there. Without the id-mapped $HOME, runc
+// cannot reach a mask's mount point under the 0700 directory and the
+// profile never launches for root.
+func TestPolicyPermissiveRootHome(t *testing.T) {
+	e := newEnv(t)
+	p := policyProject(e)
+	home := filepath.Join(e.tmp, "roothome")
+	for path, content := range map[string]string{
+		"notes.txt":       "root-home-notes\n",
+		".npmrc":          "//registry/:_authToken=planted-npm-token\n",
+		".ssh/id_ed25519": "planted-ssh-key\n",
+	} {
+		full := filepath.Join(home, path)
+		if err := os.MkdirAll(filepath.Dir(full), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	script := fmt.Sprintf(`cd %[1]s && cat notes.txt; cat .npmrc .ssh/id_ed25519 2>/dev/null; echo x > %[1]s/planted 2>/dev/null && echo WROTE-HOME; chmod 0777 %[1]s 2>/dev/null && echo CHMOD-HOME; true`, home)
+	file := filepath.Join(e.tmp, "permissive.toml")
+	if err := os.WriteFile(file, []byte("extends = \"permissive\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bundle := e.tmpBundle()
+	cmd := exec.Command(binary, "spec", "--policy", file, "--project", p, "--bundle", bundle, "--", "sh", "-c", script)
+	cmd.Env = append(os.Environ(), "HOME="+home)
+	if r := e.runCmd(cmd); r.code != 0 {
+		t.Fatalf("spec: %s", r)
+	}
+	id := e.id()
+	r := e.vetto("run", "--bundle", bundle, id)
+	if r.code != 0 {
+		t.Fatalf("permissive run as root with a 0700 $HOME: %s", r)
+	}
+	if !strings.Contains(r.stdout, "root-home-notes") {
+		t.Errorf("the sandbox cannot read its $HOME:\n%s", r.stdout)
+	}
+	for _, bad := range []string{"planted-", "WROTE-HOME", "CHMOD-HOME"} {
+		if strings.Contains(r.stdout, bad) {
+			t.Errorf("the sandbox did %s:\n%s", bad, r.stdout)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(home, "planted")); err == nil {
+		t.Errorf("the sandbox wrote into the host's $HOME")
+	}
+	if fi, err := os.Stat(home); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("$HOME on the host: %v %v, want 0700", fi.Mode(), err)
+	}
+	e.assertNothingLeft(id)
+}
+
 // 12.8: variables whose values look like secrets are dropped even when
 // their names pass, each said once with its name and never its value.
 func TestPolicySecretValuesDropped(t *testing.T) {

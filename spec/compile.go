@@ -51,6 +51,11 @@ type Inputs struct {
 	// id-mapped so that it stays writable.
 	UID, GID               uint32
 	ProjectUID, ProjectGID uint32
+	// HomeUID and HomeGID own $HOME, when HomeOwned: a root caller's
+	// sandbox is never host root, so a $HOME the policy shows is
+	// id-mapped read-only for it to be readable (idMapping).
+	HomeUID, HomeGID uint32
+	HomeOwned        bool
 	// SandboxID is the unprivileged host uid and gid the sandbox's root
 	// is for a root caller in a root-owned project (runtime.toml
 	// [policy] sandbox_id). 0 means DefaultSandboxID.
@@ -327,10 +332,11 @@ type compiler struct {
 	denies      []*pathRule
 	protected   []string // container paths made read-only (protect)
 
-	// uid, gid are the host ids the sandbox's root is; projectIDMap says
-	// the project bind is id-mapped to them (sandboxIDs).
-	uid, gid     uint32
-	projectIDMap bool
+	// uid, gid are the host ids the sandbox's root is; projectMap and
+	// homeMap, when set, id-map a writable project bind and a bind within
+	// a root caller's $HOME to them (sandboxIDs).
+	uid, gid            uint32
+	projectMap, homeMap *idMapping
 }
 
 // sandboxIDs decides who the sandbox's root is on the host. Never host
@@ -358,7 +364,18 @@ func (c *compiler) sandboxIDs() {
 	if c.gid == 0 {
 		c.gid = sandbox
 	}
-	c.projectIDMap = c.uid != in.ProjectUID || c.gid != in.ProjectGID
+	if c.uid != in.ProjectUID || c.gid != in.ProjectGID {
+		c.projectMap = &idMapping{in.ProjectUID, in.ProjectGID}
+	}
+	// What the policy shows of a root caller's $HOME (the permissive
+	// profile shows all of it) is read-only and owned by root, often
+	// 0700: without a mapping the sandbox could read none of it, and
+	// runc could not even reach a mask's mount point below it. Mapping
+	// the owner to the sandbox's root makes it what a caller who is not
+	// root sees: their own files, read-only.
+	if in.HomeOwned && in.Home != "/" && !systemRoot(in.Home) && (in.HomeUID != c.uid || in.HomeGID != c.gid) {
+		c.homeMap = &idMapping{in.HomeUID, in.HomeGID}
+	}
 }
 
 func (c *compiler) fail(at Pos, err error) { c.errs = append(c.errs, &PolicyError{at, err}) }
@@ -481,10 +498,14 @@ type mountPlan struct {
 	// rename it away (rename(2) of a mount point is EBUSY) and put
 	// something else at its name.
 	pin bool
-	// idmap: the bind is id-mapped so that the sandbox's root writes as
-	// the owner of its files on disk.
-	idmap bool
+	// idmap, when set, id-maps the bind so that the sandbox's root is
+	// the owner of its files on disk: it writes the project as its
+	// owner, and reads a root caller's $HOME.
+	idmap *idMapping
 }
+
+// idMapping is the on-disk owner a bind shows as the sandbox's root.
+type idMapping struct{ uid, gid uint32 }
 
 type mountKind int
 
@@ -538,7 +559,7 @@ func (c *compiler) filesystem() {
 	project := &pathRule{raw: "$PROJECT", path: in.Project, root: in.Project, info: c.lookup(in.Project), origin: "$PROJECT"}
 	c.checkNotDenied(project, denies)
 	c.addMount(&mountPlan{dest: in.Project, source: project.info.Real, write: c.prof.ProjectWritable, origin: "$PROJECT",
-		idmap: c.prof.ProjectWritable && c.projectIDMap})
+		idmap: c.mapIf(c.prof.ProjectWritable, c.projectMap)})
 
 	binds := func(list []Setting[string], profileList []string, write bool) {
 		var rules []*pathRule
@@ -567,10 +588,7 @@ func (c *compiler) filesystem() {
 				}
 				continue
 			}
-			// A writable bind inside the project is id-mapped as the
-			// project is: the same owner's files.
-			idmap := write && c.projectIDMap && within(r.info.Real, c.lookup(c.in.Project).Real)
-			c.addMount(&mountPlan{dest: r.path, source: r.info.Real, write: write, idmap: idmap, origin: r.origin})
+			c.addMount(&mountPlan{dest: r.path, source: r.info.Real, write: write, idmap: c.bindMapping(r.info.Real, write), origin: r.origin})
 		}
 	}
 	binds(p.AllowRead, c.prof.AllowRead, false)
@@ -701,7 +719,10 @@ func (c *compiler) protect() {
 			}
 			for _, v := range c.writableViews(p) {
 				c.pinAncestors(v)
-				c.addMount(&mountPlan{dest: v, source: source, origin: "runs code on the host: read-only"})
+				// Mapped as the bind it covers: a 0600 config stays
+				// readable to the owner it belongs to.
+				parent := effectiveMount(c.mounts, v)
+				c.addMount(&mountPlan{dest: v, source: source, idmap: parent.idmap, origin: "runs code on the host: read-only"})
 				c.protected = append(c.protected, v)
 			}
 		}
@@ -1129,12 +1150,35 @@ func systemRoot(p string) bool {
 	return false
 }
 
-// mountSpec is m as the spec says it, id-mapped where m is.
+// bindMapping is the id-mapping of a policy's bind of host path real: a
+// writable bind inside the project is mapped as the project is (the same
+// owner's files); a read-only one within a root caller's $HOME as $HOME
+// is. A writable bind in $HOME is not: that would let the sandbox write
+// there as root on disk.
+func (c *compiler) bindMapping(real string, write bool) *idMapping {
+	switch {
+	case write:
+		return c.mapIf(within(real, c.lookup(c.in.Project).Real), c.projectMap)
+	case c.homeMap != nil && !within(real, c.lookup(c.in.Project).Real):
+		return c.mapIf(within(real, c.lookup(c.in.Home).Real), c.homeMap)
+	}
+	return nil
+}
+
+func (c *compiler) mapIf(cond bool, m *idMapping) *idMapping {
+	if cond {
+		return m
+	}
+	return nil
+}
+
+// mountSpec is m as the spec says it, id-mapped where m is: the on-disk
+// owner shows as the sandbox's root.
 func (c *compiler) mountSpec(m *mountPlan) specs.Mount {
 	out := m.spec()
-	if m.idmap {
-		out.UIDMappings = []specs.LinuxIDMapping{{ContainerID: c.in.ProjectUID, HostID: c.uid, Size: 1}}
-		out.GIDMappings = []specs.LinuxIDMapping{{ContainerID: c.in.ProjectGID, HostID: c.gid, Size: 1}}
+	if m.idmap != nil {
+		out.UIDMappings = []specs.LinuxIDMapping{{ContainerID: m.idmap.uid, HostID: c.uid, Size: 1}}
+		out.GIDMappings = []specs.LinuxIDMapping{{ContainerID: m.idmap.gid, HostID: c.gid, Size: 1}}
 	}
 	return out
 }

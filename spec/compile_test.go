@@ -321,6 +321,45 @@ allow_read = ["$HOME/.gitconfig"]`, nil, func(t *testing.T, s *specs.Spec) {
 				t.Errorf("/usr id-mapped: %+v", m)
 			}
 		}},
+		{"root caller, root-owned $HOME shown: id-mapped read-only, so it can be read and masked", `[filesystem]
+allow_read = ["$HOME"]`, func(in *Inputs) { in.HomeUID, in.HomeGID, in.HomeOwned = 0, 0, true }, func(t *testing.T, s *specs.Spec) {
+			m := mountAt(s, "/home/dev")
+			if m == nil || m.Type != "bind" || !contains(m.Options, "ro") || len(m.UIDMappings) != 1 ||
+				m.UIDMappings[0] != (specs.LinuxIDMapping{ContainerID: 0, HostID: 1000, Size: 1}) ||
+				len(m.GIDMappings) != 1 || m.GIDMappings[0] != (specs.LinuxIDMapping{ContainerID: 0, HostID: 1000, Size: 1}) {
+				t.Fatalf("$HOME bind %+v, want read-only and id-mapped disk 0 -> 1000", m)
+			}
+			if m := mountAt(s, "/home/dev/.ssh"); m == nil || m.Type != "tmpfs" {
+				t.Errorf("$HOME/.ssh not masked: %+v", m)
+			}
+			if m := mountAt(s, "/home/dev/src/app"); m == nil || len(m.UIDMappings) != 0 {
+				t.Errorf("the project, owned by the sandbox's root, took $HOME's mapping: %+v", m)
+			}
+		}},
+		{"root caller, one read-only file of a root-owned $HOME: id-mapped too", `[filesystem]
+allow_read = ["$HOME/.gitconfig"]`, func(in *Inputs) { in.HomeUID, in.HomeGID, in.HomeOwned = 0, 0, true }, func(t *testing.T, s *specs.Spec) {
+			if m := mountAt(s, "/home/dev/.gitconfig"); m == nil || len(m.UIDMappings) != 1 || m.UIDMappings[0].ContainerID != 0 || m.UIDMappings[0].HostID != 1000 {
+				t.Fatalf("$HOME/.gitconfig bind %+v, want it id-mapped disk 0 -> 1000", m)
+			}
+		}},
+		{"root caller, $HOME owned by the sandbox's root: no mapping", `[filesystem]
+allow_read = ["$HOME"]`, func(in *Inputs) { in.HomeUID, in.HomeGID, in.HomeOwned = 1000, 1000, true }, func(t *testing.T, s *specs.Spec) {
+			if m := mountAt(s, "/home/dev"); m == nil || len(m.UIDMappings)+len(m.GIDMappings) != 0 {
+				t.Fatalf("$HOME bind %+v, want it not id-mapped", m)
+			}
+		}},
+		{"caller not root: $HOME is never id-mapped", `[filesystem]
+allow_read = ["$HOME"]`, func(in *Inputs) { in.UID, in.GID, in.HomeUID, in.HomeGID, in.HomeOwned = 1000, 1000, 0, 0, true }, func(t *testing.T, s *specs.Spec) {
+			if m := mountAt(s, "/home/dev"); m == nil || len(m.UIDMappings)+len(m.GIDMappings) != 0 {
+				t.Fatalf("$HOME bind %+v, want it not id-mapped", m)
+			}
+		}},
+		{"root caller, a writable bind in a root-owned $HOME is not id-mapped (no writing as root on disk)", `[filesystem]
+allow_write = ["$HOME/.config"]`, func(in *Inputs) { in.HomeUID, in.HomeGID, in.HomeOwned = 0, 0, true }, func(t *testing.T, s *specs.Spec) {
+			if m := mountAt(s, "/home/dev/.config"); m == nil || !contains(m.Options, "rw") || len(m.UIDMappings)+len(m.GIDMappings) != 0 {
+				t.Fatalf("$HOME/.config bind %+v, want writable and not id-mapped", m)
+			}
+		}},
 		{"project owned by root's group only: gid 0 is never mapped", ``, func(in *Inputs) { in.ProjectUID, in.ProjectGID = 1000, 0 }, func(t *testing.T, s *specs.Spec) {
 			if g := s.Linux.GIDMappings; len(g) != 1 || g[0].HostID == 0 {
 				t.Fatalf("gid mapping %+v", g)
