@@ -390,6 +390,60 @@ func TestStrictMountTypesRefused(t *testing.T) {
 	e.assertNothingLeft(id)
 }
 
+// A strict bundle in a user namespace that keeps host root unmapped, with
+// a read-only bind of the host's /etc that is id-mapped: the mount hands
+// the files' on-disk owners (root, the shadow group) to the container's
+// own ids, so its root reads /etc/shadow as host root would. Either way
+// of asking: mappings on the mount, or the idmap option that reuses the
+// container's. Strict refuses both; at standard the posture names them.
+func TestStrictIDMappedSystemBindRefused(t *testing.T) {
+	const base, size = 100000, 65536
+	userns := func(s *specs.Spec) {
+		s.Linux.Namespaces = append(s.Linux.Namespaces, specs.LinuxNamespace{Type: specs.UserNamespace})
+		s.Linux.UIDMappings = []specs.LinuxIDMapping{{ContainerID: 0, HostID: base, Size: size}}
+		s.Linux.GIDMappings = []specs.LinuxIDMapping{{ContainerID: 0, HostID: base, Size: size}}
+	}
+	mapped := []specs.LinuxIDMapping{{ContainerID: 0, HostID: base, Size: size}}
+	for _, tc := range []struct {
+		name  string
+		mount specs.Mount
+	}{
+		{"mappings on the mount", specs.Mount{Destination: "/mnt", Type: "bind", Source: "/etc", Options: []string{"rbind", "ro"}, UIDMappings: mapped, GIDMappings: mapped}},
+		{"the idmap option", specs.Mount{Destination: "/mnt", Type: "bind", Source: "/etc", Options: []string{"rbind", "ro", "idmap"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			bind := func(s *specs.Spec) { s.Mounts = append(s.Mounts, tc.mount) }
+			script := "head -c 5 /mnt/shadow && echo READ-SHADOW; true"
+			id := e.id()
+			b := e.bundle([]string{"sh", "-c", script}, edits(strictSpec, userns, bind))
+			r := e.vetto("run", "--security-level", "strict", "-b", b, id)
+			if strings.Contains(r.stdout, "READ-SHADOW") {
+				t.Errorf("a strict container read the host's /etc/shadow: %s", r)
+			}
+			if r.code != 125 || !strings.Contains(r.stderr, "[strict.mounts.bind-source]") || !strings.Contains(r.stderr, "id-mapped") {
+				t.Errorf("strict run: %s; want 125 naming [strict.mounts.bind-source] and the id-mapping", r)
+			}
+			e.assertNothingLeft(id)
+			// The same bind without the id-mapping is what strict allows:
+			// the container's root is no one on host files.
+			id = e.id()
+			plain := tc.mount
+			plain.UIDMappings, plain.GIDMappings, plain.Options = nil, nil, []string{"rbind", "ro"}
+			b = e.bundle([]string{"sh", "-c", script}, edits(strictSpec, userns, func(s *specs.Spec) { s.Mounts = append(s.Mounts, plain) }))
+			if r := e.vetto("run", "--security-level", "strict", "-b", b, id); r.code != 0 || strings.Contains(r.stdout, "READ-SHADOW") {
+				t.Errorf("strict run of the unmapped read-only /etc: %s; want it to run without reading shadow", r)
+			}
+			// At standard it is the bundle's to ask for; the posture says so.
+			id = e.id()
+			b = e.bundle([]string{"true"}, edits(userns, bind))
+			if r := e.vetto("run", "-b", b, id); !strings.Contains(r.stderr, "id-mapped") {
+				t.Errorf("standard run with the id-mapped /etc: %s; want the posture to name it", r)
+			}
+		})
+	}
+}
+
 // A strict bundle whose linux.netDevices names a host interface:
 // libcontainer moves it into the container's network namespace, so the
 // container has the host's network beside its own (none here), and the

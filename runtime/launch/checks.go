@@ -362,6 +362,35 @@ func hostRootUnmapped(s *specs.Spec) bool {
 	return true
 }
 
+// idMappedOnto reports whether bind m is id-mapped (MOUNT_ATTR_IDMAP) so
+// that some of its files' on-disk owners become ids s's container holds:
+// in that mount the container acts as them, whatever its user namespace
+// keeps unmapped. The idmap and ridmap options without mappings of their
+// own reuse the container's, which map on-disk root to its root.
+func idMappedOnto(m specs.Mount, s *specs.Spec) bool {
+	if len(m.UIDMappings)+len(m.GIDMappings) == 0 {
+		return slices.Contains(m.Options, "idmap") || slices.Contains(m.Options, "ridmap")
+	}
+	if s.Linux == nil {
+		return true
+	}
+	return rangesMeet(m.UIDMappings, s.Linux.UIDMappings) || rangesMeet(m.GIDMappings, s.Linux.GIDMappings)
+}
+
+// rangesMeet reports whether a mount's mappings send an on-disk id to a
+// host id that the container's mappings hold (both sides' HostID ranges).
+func rangesMeet(mount, container []specs.LinuxIDMapping) bool {
+	for _, a := range mount {
+		for _, b := range container {
+			aEnd, bEnd := uint64(a.HostID)+uint64(a.Size), uint64(b.HostID)+uint64(b.Size)
+			if uint64(a.HostID) < bEnd && uint64(b.HostID) < aEnd {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // masksSource reports whether m is a mask: a read-only bind of /dev/null.
 func masksSource(m specs.Mount, real string) bool {
 	return real == "/dev/null" && readOnly(m)
@@ -411,6 +440,8 @@ func hostBinds(s *specs.Spec, sources map[string]Source) []string {
 			out = append(out, what+": the host's system files, writable")
 		case under(real, systemTrees) && !unmapped:
 			out = append(out, what+": the host's system files, readable as host root (no user namespace keeps root unmapped)")
+		case under(real, systemTrees) && idMappedOnto(m, s):
+			out = append(out, what+": the host's system files, id-mapped onto the container's own ids (readable as their owners, host root and the shadow group included)")
 		}
 	}
 	return out

@@ -249,6 +249,33 @@ func TestEvaluate(t *testing.T) {
 			s.Linux.UIDMappings = []specs.LinuxIDMapping{{ContainerID: 0, HostID: 1000, Size: 1}}
 			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/etc", Type: "bind", Source: "/etc", Options: []string{"bind", "ro"}})
 		}, req: strictReq, level: Strict},
+		{name: "strict: read-only /etc id-mapped onto the container's ids", edit: func(s *specs.Spec) {
+			s.Linux.Namespaces = append(s.Linux.Namespaces, specs.LinuxNamespace{Type: "user"})
+			s.Linux.UIDMappings = []specs.LinuxIDMapping{{ContainerID: 0, HostID: 100000, Size: 65536}}
+			s.Linux.GIDMappings = s.Linux.UIDMappings
+			onto := []specs.LinuxIDMapping{{ContainerID: 0, HostID: 100000, Size: 1}}
+			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/etc", Type: "bind", Source: "/etc", Options: []string{"bind", "ro"}, UIDMappings: onto, GIDMappings: onto})
+		}, req: strictReq, rules: []RuleID{RuleStrictBindSource}, level: Strict},
+		{name: "strict: only the shadow group id-mapped onto the container's", edit: func(s *specs.Spec) {
+			s.Linux.Namespaces = append(s.Linux.Namespaces, specs.LinuxNamespace{Type: "user"})
+			s.Linux.UIDMappings = []specs.LinuxIDMapping{{ContainerID: 0, HostID: 100000, Size: 65536}}
+			s.Linux.GIDMappings = s.Linux.UIDMappings
+			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/etc", Type: "bind", Source: "/etc", Options: []string{"bind", "ro"},
+				UIDMappings: []specs.LinuxIDMapping{{ContainerID: 0, HostID: 300000, Size: 65536}},
+				GIDMappings: []specs.LinuxIDMapping{{ContainerID: 42, HostID: 165535, Size: 1}}})
+		}, req: strictReq, rules: []RuleID{RuleStrictBindSource}, level: Strict},
+		{name: "strict: read-only /etc with the idmap option (the container's own mappings)", edit: func(s *specs.Spec) {
+			s.Linux.Namespaces = append(s.Linux.Namespaces, specs.LinuxNamespace{Type: "user"})
+			s.Linux.UIDMappings = []specs.LinuxIDMapping{{ContainerID: 0, HostID: 1000, Size: 1}}
+			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/etc", Type: "bind", Source: "/etc", Options: []string{"rbind", "ro", "ridmap"}})
+		}, req: strictReq, rules: []RuleID{RuleStrictBindSource}, level: Strict},
+		{name: "strict: read-only /etc id-mapped to ids the container does not hold passes", edit: func(s *specs.Spec) {
+			s.Linux.Namespaces = append(s.Linux.Namespaces, specs.LinuxNamespace{Type: "user"})
+			s.Linux.UIDMappings = []specs.LinuxIDMapping{{ContainerID: 0, HostID: 100000, Size: 65536}}
+			s.Linux.GIDMappings = s.Linux.UIDMappings
+			away := []specs.LinuxIDMapping{{ContainerID: 0, HostID: 300000, Size: 65536}}
+			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/etc", Type: "bind", Source: "/etc", Options: []string{"bind", "ro"}, UIDMappings: away, GIDMappings: away})
+		}, req: strictReq, level: Strict},
 		{name: "strict: bind of / and of a socket", edit: func(s *specs.Spec) {
 			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/host", Type: "bind", Source: "/", Options: []string{"rbind"}},
 				specs.Mount{Destination: "/d.sock", Type: "bind", Source: "/srv/d.sock", Options: []string{"bind"}})
