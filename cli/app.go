@@ -235,6 +235,11 @@ func (h *host) newRuntime(c *ucli.Context) (*runtime.Runtime, error) {
 		if r.Store.AuditLog, err = filepath.Abs(p); err != nil {
 			return nil, err
 		}
+		// Refused before anything is built: a create that could not write
+		// its evidence would build the container only to tear it down.
+		if err := runtime.CheckAuditLog(r.Store.AuditLog); err != nil {
+			return nil, err
+		}
 	}
 	r.Launchf = launchf
 	if self, err := os.Executable(); err == nil {

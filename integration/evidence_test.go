@@ -4,16 +4,20 @@ package integration
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"encoding/xml"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
+	"golang.org/x/sys/unix"
 )
 
 // Whoever can rewrite a created container's config.json can rewrite the
@@ -210,4 +214,99 @@ func TestReportFormats(t *testing.T) {
 	if r := e.vetto("report", bad); r.code != 1 || !strings.Contains(r.stderr, "line 2") || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
 		t.Fatalf("report of a torn log: %s; want exit 1 and one line naming line 2", r)
 	}
+}
+
+// An --audit-log the runtime cannot append to is refused in one line
+// before anything is built: a missing directory, a fifo (whose open would
+// block the runtime until someone reads it), a directory, a symlink and
+// another user's file. On 29c9908 the missing directory built the
+// container, tore it down and left its record behind ("creating"), and
+// the fifo hung the run.
+func TestAuditLogRefusedUpFront(t *testing.T) {
+	e := newEnv(t)
+	fifo := filepath.Join(e.tmp, "audit.fifo")
+	if err := unix.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	victim := filepath.Join(e.tmp, "victim")
+	if err := os.WriteFile(victim, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(e.tmp, "audit.link")
+	if err := os.Symlink(victim, link); err != nil {
+		t.Fatal(err)
+	}
+	theirs := filepath.Join(e.tmp, "theirs.jsonl")
+	if err := os.WriteFile(theirs, nil, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(theirs, 4242, 4242); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ name, path, want string }{
+		{"missing directory", filepath.Join(e.tmp, "no", "such", "audit.jsonl"), "no such file or directory"},
+		{"fifo", fifo, "not a regular file (a fifo)"},
+		{"directory", e.tmp, "not a regular file (a directory)"},
+		{"symlink", link, "not a regular file (a symlink)"},
+		{"another user's file", theirs, "owned by uid 4242"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			id := e.id()
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, binary, "--root", e.root, "--audit-log", tc.path, "run", "-b", e.bundle([]string{"true"}, nil), id)
+			r := e.runCmd(cmd)
+			if ctx.Err() != nil {
+				t.Fatalf("run with --audit-log %s hung (killed after 30 s)", tc.path)
+			}
+			lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+			if r.code != 1 || len(lines) != 1 || !strings.Contains(r.stderr, "--audit-log "+tc.path) || !strings.Contains(r.stderr, tc.want) {
+				t.Errorf("run with --audit-log %s: %s; want exit 1 and one line naming it (%q)", tc.path, r, tc.want)
+			}
+			e.assertNothingLeft(id)
+		})
+	}
+	if data, _ := os.ReadFile(victim); len(data) != 0 {
+		t.Errorf("the file behind the symlink was written: %q", data)
+	}
+}
+
+// A create whose audit log fails part-way (the log's filesystem is full)
+// is refused, tears the container down and leaves nothing: on 29c9908 the
+// receipt's own audit failure kept the record ("creating", no process) for
+// a delete --force that had nothing to do, and the error said itself twice.
+func TestAuditLogFullRefusesAndLeavesNothing(t *testing.T) {
+	e := newEnv(t)
+	dir := filepath.Join(e.tmp, "full")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, "size=64k"); err != nil {
+		t.Skipf("tmpfs: %v", err)
+	}
+	t.Cleanup(func() { _ = unix.Unmount(dir, unix.MNT_DETACH) })
+	audit := filepath.Join(dir, "audit.jsonl")
+	if err := os.WriteFile(audit, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// Fill it: the log opens, its first append fails with ENOSPC.
+	fill, err := os.Create(filepath.Join(dir, "fill"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := fill.Write(make([]byte, 4096)); err != nil {
+			break
+		}
+	}
+	fill.Close()
+	id := e.id()
+	r := e.vetto("--audit-log", audit, "run", "-b", e.bundle([]string{"true"}, nil), id)
+	if r.code == 0 || !strings.Contains(r.stderr, "no space left on device") {
+		t.Fatalf("run with a full audit log: %s; want a refusal naming ENOSPC", r)
+	}
+	if n := strings.Count(r.stderr, "level=error"); n != 1 || strings.Contains(r.stderr, `\naudit log`) {
+		t.Errorf("the error is not one line: %s", r.stderr)
+	}
+	e.assertNothingLeft(id)
 }

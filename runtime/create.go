@@ -73,7 +73,7 @@ func (r *Runtime) Create(opts CreateOptions) error {
 	defer cr.lock.unlock()
 	if opts.PidFile != "" {
 		if err := writePidFile(opts.PidFile, cr.c.InitPid()); err != nil {
-			return errors.Join(fmt.Errorf("create %q: %w", opts.ID, err), r.abandonLocked(cr))
+			return joinDistinct(fmt.Errorf("create %q: %w", opts.ID, err), r.abandonLocked(cr))
 		}
 	}
 	return nil
@@ -113,7 +113,7 @@ func (r *Runtime) create(opts CreateOptions) (_ *created, retErr error) {
 			if cr.rec == nil || cr.rec.Monitor == nil {
 				r.abandonMonitor(cr.monitor) // else the teardown stops it
 			}
-			retErr = errors.Join(retErr, r.abandonLocked(cr))
+			retErr = joinDistinct(retErr, r.abandonLocked(cr))
 		}
 	}()
 	plan, err := r.plan(opts, bundle, effective)
@@ -431,13 +431,21 @@ func (r *Runtime) launchLocked(cr *created) error {
 func (r *Runtime) abandonLocked(cr *created) error {
 	// Kill before closing stdio: closing waits for the container's output
 	// to drain, which only ends when its processes are gone.
+	var auditErr error
 	if cr.c != nil {
 		if err := r.teardownLocked(cr.rec, cr.c); err != nil {
-			if cr.fg != nil {
-				cr.fg.Close()
+			if !errors.Is(err, ErrTeardownIncomplete) {
+				// Torn down clean, only its receipt not written (the
+				// log that failed the create fails it again): nothing
+				// is left for a delete to do, so nothing is kept.
+				auditErr = err
+			} else {
+				if cr.fg != nil {
+					cr.fg.Close()
+				}
+				cr.lock.unlock()
+				return err
 			}
-			cr.lock.unlock()
-			return err
 		}
 	}
 	if cr.fg != nil {
@@ -452,7 +460,16 @@ func (r *Runtime) abandonLocked(cr *created) error {
 		_ = os.RemoveAll(cr.lock.f.Name())
 	}
 	cr.lock.unlock()
-	return nil
+	return auditErr
+}
+
+// joinDistinct joins a teardown's error to the error that caused it,
+// unless it only says the same again (an audit log that failed both).
+func joinDistinct(cause, more error) error {
+	if more == nil || more.Error() == cause.Error() || strings.HasSuffix(cause.Error(), ": "+more.Error()) {
+		return cause
+	}
+	return errors.Join(cause, more)
 }
 
 // loadBundle reads and validates bundle/config.json.

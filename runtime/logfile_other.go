@@ -5,6 +5,7 @@ package runtime
 import (
 	"io"
 	"os"
+	"path/filepath"
 )
 
 // appendLine adds line to the log at path with one write, opened without
@@ -49,4 +50,23 @@ func readNoFollow(path string) ([]byte, error) {
 	}
 	defer f.Close()
 	return io.ReadAll(io.LimitReader(f, maxReadNoFollow))
+}
+
+// CheckAuditLog says whether the audit log at path can be appended to:
+// an existing regular file, or a new one in a directory that exists.
+// Nothing is created.
+func CheckAuditLog(path string) error {
+	fi, err := os.Lstat(path)
+	switch {
+	case os.IsNotExist(err):
+		if d, err := os.Stat(filepath.Dir(path)); err != nil || !d.IsDir() {
+			return Errorf(ErrInvalidInput, "--audit-log %s: directory %s does not exist: give a file in a directory that exists", path, filepath.Dir(path))
+		}
+		return nil
+	case err != nil:
+		return Errorf(ErrInvalidInput, "--audit-log %s: %w", path, err)
+	case !fi.Mode().IsRegular():
+		return Errorf(ErrInvalidInput, "--audit-log %s is not a regular file: give the path of a log file", path)
+	}
+	return nil
 }

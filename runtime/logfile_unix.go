@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 
 	"golang.org/x/sys/unix"
@@ -116,4 +117,51 @@ func closeRaw(fd int, path string) error {
 		return &fs.PathError{Op: "close", Path: path, Err: err}
 	}
 	return nil
+}
+
+// CheckAuditLog says, before a command builds or changes anything,
+// whether it can append to the audit log at path: an existing regular
+// file of the caller's, or a new one in a directory that exists and the
+// caller may write. Nothing is created. A symlink, a fifo (whose open
+// would block the runtime until someone reads), a directory or another
+// user's file at the name is refused: the log is evidence, appended to as
+// root.
+func CheckAuditLog(path string) error {
+	var st unix.Stat_t
+	err := unix.Lstat(path, &st)
+	switch {
+	case errors.Is(err, unix.ENOENT):
+		dir := filepath.Dir(path)
+		if err := unix.Access(dir, unix.W_OK|unix.X_OK); err != nil {
+			return Errorf(ErrInvalidInput, "--audit-log %s: directory %s: %w: give a file in a directory that exists and you can write", path, dir, err)
+		}
+		return nil
+	case err != nil:
+		return Errorf(ErrInvalidInput, "--audit-log %s: %w", path, err)
+	case st.Mode&unix.S_IFMT != unix.S_IFREG:
+		return Errorf(ErrInvalidInput, "--audit-log %s is not a regular file (%s): give the path of a log file", path, fileKind(uint32(st.Mode)))
+	case int(st.Uid) != os.Geteuid():
+		return Errorf(ErrInvalidInput, "--audit-log %s is owned by uid %d, not by you: the runtime appends only to its own log", path, st.Uid)
+	}
+	fd, err := openRaw(path, unix.O_WRONLY|unix.O_APPEND|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return Errorf(ErrInvalidInput, "--audit-log %s: %w", path, err)
+	}
+	return closeRaw(fd, path)
+}
+
+func fileKind(mode uint32) string {
+	switch mode & unix.S_IFMT {
+	case unix.S_IFLNK:
+		return "a symlink"
+	case unix.S_IFDIR:
+		return "a directory"
+	case unix.S_IFIFO:
+		return "a fifo"
+	case unix.S_IFSOCK:
+		return "a socket"
+	case unix.S_IFCHR, unix.S_IFBLK:
+		return "a device"
+	}
+	return "not a regular file"
 }

@@ -32,11 +32,11 @@ func (r *Runtime) Run(opts RunOptions) (int, error) {
 	}
 	cr.rec.teardownOnExit = !opts.Detach && !opts.Keep
 	if err := r.startLocked(cr.rec, cr.c, cr.plan.frozen.spec, !opts.Detach); err != nil {
-		return -1, errors.Join(err, r.abandonLocked(cr))
+		return -1, joinDistinct(err, r.abandonLocked(cr))
 	}
 	if opts.PidFile != "" {
 		if err := writePidFile(opts.PidFile, cr.c.InitPid()); err != nil {
-			return -1, errors.Join(fmt.Errorf("run %q: %w", opts.ID, err), r.abandonLocked(cr))
+			return -1, joinDistinct(fmt.Errorf("run %q: %w", opts.ID, err), r.abandonLocked(cr))
 		}
 	}
 	// An init that exited before its checks must be torn down here (its
@@ -46,7 +46,7 @@ func (r *Runtime) Run(opts RunOptions) (int, error) {
 			return r.teardownExitedLocked(cr, opts.ID)
 		}
 		if err := r.verdictsDurableLocked(cr.rec, cr.c); err != nil {
-			return -1, errors.Join(err, r.abandonLocked(cr))
+			return -1, joinDistinct(err, r.abandonLocked(cr))
 		}
 	}
 	// From here on other commands (kill, state) must get at the container.
