@@ -444,6 +444,56 @@ func TestStrictIDMappedSystemBindRefused(t *testing.T) {
 	}
 }
 
+// A strict bundle whose standard sysfs or cgroup mount is read-write: the
+// container's root is host root on them (no user namespace), and the
+// files are root's, so it writes the host's kernel settings through
+// /sys (here transparent hugepages, set back to what they were) and
+// raises its own memory limit through /sys/fs/cgroup. Strict refuses
+// both; at standard the posture names them.
+func TestStrictWritableKernelFilesystemsRefused(t *testing.T) {
+	const thp = "/sys/kernel/mm/transparent_hugepage/enabled"
+	before, err := os.ReadFile(thp)
+	if err != nil {
+		t.Skipf("%s: %v", thp, err)
+	}
+	mode := strings.Trim(strings.Fields(string(before[strings.Index(string(before), "["):]))[0], "[]")
+	t.Cleanup(func() { _ = os.WriteFile(thp, []byte(mode), 0o644) })
+	for _, tc := range []struct {
+		name, typ, script string
+	}{
+		{"sysfs", "sysfs", "echo " + mode + " > " + thp + " && echo WROTE-HOST-SYSFS; true"},
+		{"cgroup", "cgroup", `for f in /sys/fs/cgroup/memory/memory.limit_in_bytes /sys/fs/cgroup$(sed -n 's/^0:://p' /proc/self/cgroup)/memory.max; do [ -f "$f" ] && echo 1073741824 2>/dev/null > "$f" && echo RAISED-OWN-LIMIT; done; true`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			rw := func(s *specs.Spec) {
+				for i, m := range s.Mounts {
+					if m.Type == tc.typ {
+						s.Mounts[i].Options = slices.DeleteFunc(slices.Clone(m.Options), func(o string) bool { return o == "ro" })
+						s.Mounts[i].Options = append(s.Mounts[i].Options, "rw")
+					}
+				}
+			}
+			id := e.id()
+			b := e.bundle([]string{"sh", "-c", tc.script}, edits(strictSpec, rw))
+			r := e.vetto("run", "--security-level", "strict", "-b", b, id)
+			if strings.Contains(r.stdout, "WROTE-HOST-SYSFS") || strings.Contains(r.stdout, "RAISED-OWN-LIMIT") {
+				t.Errorf("a strict container wrote through its %s mount: %s", tc.typ, r)
+			}
+			if r.code != 125 || !strings.Contains(r.stderr, "[strict.mounts.kernel-writable]") {
+				t.Errorf("strict run: %s; want 125 naming [strict.mounts.kernel-writable]", r)
+			}
+			e.assertNothingLeft(id)
+			// At standard it is the bundle's to ask for; the posture says so.
+			id = e.id()
+			b = e.bundle([]string{"true"}, rw)
+			if r := e.vetto("run", "-b", b, id); !strings.Contains(r.stderr, "kernel filesystems writable as host root: "+tc.typ+" at /sys") {
+				t.Errorf("standard run with a writable %s: %s; want the posture to name it", tc.typ, r)
+			}
+		})
+	}
+}
+
 // A strict bundle whose linux.netDevices names a host interface:
 // libcontainer moves it into the container's network namespace, so the
 // container has the host's network beside its own (none here), and the

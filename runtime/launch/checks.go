@@ -248,6 +248,30 @@ func extraKernelMounts(s *specs.Spec) []string {
 	return out
 }
 
+// writableKernelMounts lists the sysfs and cgroup mounts a container whose
+// root is host root (no user namespace keeps it unmapped) can write. Their
+// files belong to root and most of their attributes check nothing but the
+// file's mode: through /sys the container sets the host's kernel (power
+// state, memory management, devices), through /sys/fs/cgroup its own
+// limits, and, without a cgroup namespace on cgroup v2, every host
+// cgroup's. A new sysfs instance (a network namespace) is still the
+// host's kernel.
+func writableKernelMounts(s *specs.Spec) []string {
+	if hostRootUnmapped(s) {
+		return nil
+	}
+	var out []string
+	for _, m := range s.Mounts {
+		switch m.Type {
+		case "sysfs", "cgroup", "cgroup2":
+			if !readOnly(m) {
+				out = append(out, m.Type+" at "+path.Clean(m.Destination))
+			}
+		}
+	}
+	return out
+}
+
 // otherMounts lists the mounts that are neither a bind, a tmpfs nor one of
 // the standard kernel filesystems (extraKernelMounts judges where those
 // go). The runtime makes every mount as root before the container starts,

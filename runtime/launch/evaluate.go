@@ -450,6 +450,9 @@ func checkStrict(s *specs.Spec, host Host, floor *Floor, v *violations) {
 	if extra := extraKernelMounts(s); len(extra) > 0 {
 		v.add(RuleStrictKernelMounts, "extra kernel mounts: %s", strings.Join(extra, ", "))
 	}
+	if w := writableKernelMounts(s); len(w) > 0 {
+		v.add(RuleStrictKernelWritable, "kernel filesystems writable as host root: %s", strings.Join(w, ", "))
+	}
 	if other := otherMounts(s); len(other) > 0 {
 		v.add(RuleStrictMountTypes, "mounts of other filesystems: %s", strings.Join(other, ", "))
 	}

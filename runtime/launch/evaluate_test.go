@@ -2,6 +2,7 @@ package launch
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -248,6 +249,26 @@ func TestEvaluate(t *testing.T) {
 			s.Linux.Namespaces = append(s.Linux.Namespaces, specs.LinuxNamespace{Type: "user"})
 			s.Linux.UIDMappings = []specs.LinuxIDMapping{{ContainerID: 0, HostID: 1000, Size: 1}}
 			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/etc", Type: "bind", Source: "/etc", Options: []string{"bind", "ro"}})
+		}, req: strictReq, level: Strict},
+		{name: "strict: sysfs read-write as host root", edit: func(s *specs.Spec) {
+			for i := range s.Mounts {
+				if s.Mounts[i].Type == "sysfs" {
+					s.Mounts[i].Options = []string{"nosuid", "noexec", "nodev"}
+				}
+			}
+		}, req: strictReq, rules: []RuleID{RuleStrictKernelWritable}, level: Strict},
+		{name: "strict: a cgroup2 mount read-write as host root", edit: func(s *specs.Spec) {
+			s.Mounts = slices.DeleteFunc(s.Mounts, func(m specs.Mount) bool { return m.Destination == "/sys/fs/cgroup" })
+			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/sys/fs/cgroup", Type: "cgroup2", Source: "cgroup", Options: []string{"rw", "nosuid"}})
+		}, req: strictReq, rules: []RuleID{RuleStrictKernelWritable}, level: Strict},
+		{name: "strict: a writable cgroup mount in a user namespace without host root passes (a nested runtime's)", edit: func(s *specs.Spec) {
+			s.Linux.Namespaces = append(s.Linux.Namespaces, specs.LinuxNamespace{Type: "user"}, specs.LinuxNamespace{Type: "cgroup"})
+			s.Linux.UIDMappings = []specs.LinuxIDMapping{{ContainerID: 0, HostID: 100000, Size: 65536}}
+			for i := range s.Mounts {
+				if s.Mounts[i].Type == "cgroup" || s.Mounts[i].Type == "sysfs" {
+					s.Mounts[i].Options = []string{"nosuid", "noexec", "nodev", "rw"}
+				}
+			}
 		}, req: strictReq, level: Strict},
 		{name: "strict: read-only /etc id-mapped onto the container's ids", edit: func(s *specs.Spec) {
 			s.Linux.Namespaces = append(s.Linux.Namespaces, specs.LinuxNamespace{Type: "user"})

@@ -58,6 +58,9 @@ func PostureOf(s *specs.Spec, sources map[string]Source, apparmor bool) Posture 
 	if extra := extraKernelMounts(s); len(extra) > 0 {
 		w = append(w, "extra kernel mounts: "+strings.Join(extra, ", "))
 	}
+	if kw := writableKernelMounts(s); len(kw) > 0 {
+		w = append(w, "kernel filesystems writable as host root: "+strings.Join(kw, ", "))
+	}
 	if other := otherMounts(s); len(other) > 0 {
 		w = append(w, "mounts of other filesystems: "+strings.Join(other, ", "))
 	}
