@@ -60,6 +60,7 @@ func TestExecBoundedByContainer(t *testing.T) {
 		want string
 	}{
 		{"--cap outside the bounding set", []string{"exec", "--cap", "CAP_SYS_ADMIN", id, "true"}, "", "CAP_SYS_ADMIN"},
+		{"--cap the kernel does not know", []string{"exec", "--cap", "CAP_NOPE", id, "true"}, "", `--cap: unknown capability \"CAP_NOPE\"`},
 		{"process file with a privileged capability", []string{"exec", "--process", proc, id},
 			`{"args":["true"],"cwd":"/","noNewPrivileges":true,"capabilities":{"bounding":["CAP_SYS_ADMIN"],"effective":["CAP_SYS_ADMIN"],"permitted":["CAP_SYS_ADMIN"]}}`, "CAP_SYS_ADMIN"},
 		{"process file dropping no_new_privs", []string{"exec", "--process", proc, id},

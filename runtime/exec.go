@@ -10,6 +10,7 @@ import (
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
+	"github.com/vetto-dev/vetto-runtime/hooks"
 	"github.com/vetto-dev/vetto-runtime/runtime/launch"
 )
 
@@ -154,6 +155,9 @@ func execProcess(opts ExecOptions, base *specs.Process) (*specs.Process, error) 
 				p.Capabilities = &specs.LinuxCapabilities{}
 			}
 			for _, c := range opts.Caps {
+				if _, err := hooks.CapMask([]string{c}); err != nil {
+					return nil, Errorf(ErrInvalidInput, "--cap: %w (names are the kernel's, as CAP_NET_BIND_SERVICE)", err)
+				}
 				p.Capabilities.Bounding = append(p.Capabilities.Bounding, c)
 				p.Capabilities.Effective = append(p.Capabilities.Effective, c)
 				p.Capabilities.Permitted = append(p.Capabilities.Permitted, c)
