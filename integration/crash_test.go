@@ -315,3 +315,52 @@ func deleteForceLeavesNothing(t *testing.T, e *env, id string) {
 		t.Fatalf("state after delete: %s", r)
 	}
 }
+
+// A create killed the moment its first cgroup directory appears — on
+// cgroup v1 libcontainer makes cpuset's first, the devices one some
+// milliseconds later, and its state file later still — leaves a record
+// at Compiled and no backend state: delete --force sweeps the cgroups the
+// frozen spec names. On 824f1a7 the sweep looked only at whether the
+// devices cgroup existed, skipped the rest, and left the cpuset cgroup
+// behind while its receipt said the cgroups were removed (4 of 60 runs
+// killed at random points; here, most attempts).
+func TestCreateKilledAtItsFirstCgroup(t *testing.T) {
+	first := "/sys/fs/cgroup/cpuset/vetto-runtime/"
+	if _, err := os.Stat("/sys/fs/cgroup/cpuset"); err != nil {
+		first = "/sys/fs/cgroup/vetto-runtime/" // cgroup v2: the one directory
+	}
+	for attempt := range 5 {
+		e := newEnv(t)
+		id := e.id()
+		b := e.bundle([]string{"sleep", "100"}, nil)
+		cmd := exec.Command(binary, "--root", e.root, "create", "-b", b, id)
+		out := e.tempFile()
+		cmd.Stdout, cmd.Stderr = out, out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			if _, err := os.Stat(first + id); err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				_ = cmd.Process.Kill()
+				_ = cmd.Wait()
+				t.Fatalf("attempt %d: no cgroup %s%s; output %q", attempt, first, id, readAll(t, out))
+			}
+		}
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		r := e.vetto("delete", "--force", id)
+		if r.code != 0 {
+			t.Fatalf("attempt %d: delete --force: %s", attempt, r)
+		}
+		if d := cgroupDirs(id); len(d) > 0 {
+			t.Fatalf("attempt %d: cgroups left after delete --force: %v (%s)", attempt, d, r)
+		}
+		if p := processesInCgroup(id); len(p) > 0 {
+			t.Fatalf("attempt %d: processes left: %v", attempt, p)
+		}
+	}
+}
