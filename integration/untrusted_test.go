@@ -216,6 +216,94 @@ func TestRuntimeFilesNotTurnedAgainstIt(t *testing.T) {
 	}
 }
 
+// A container that can write the runtime's own state root rewrites its
+// record, and the runtime's later commands, run as root, act on what it
+// wrote: here the cgroup paths of its record name a host cgroup holding a
+// victim process, and root's delete --force kills the victim (cgroup.kill)
+// and removes its cgroup. The bundle's bind looks innocuous (a directory
+// above a custom --root, or the root itself), so the posture said nothing.
+// On 824f1a7 the victim was killed; every level refuses such a bundle now,
+// before anything is built.
+func TestRuntimeStateNotWritableByContainer(t *testing.T) {
+	unified := "/sys/fs/cgroup"
+	if _, err := os.Stat("/sys/fs/cgroup/unified/cgroup.procs"); err == nil {
+		unified = "/sys/fs/cgroup/unified"
+	}
+	for _, tc := range []struct {
+		name   string
+		source func(e *env) string
+	}{
+		{"the state root", func(e *env) string { return e.root }},
+		{"a directory above it", func(e *env) string { return filepath.Dir(e.root) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			// A --root of its own, below a directory the bundle is not in.
+			e.root = filepath.Join(e.tmp, "runtime", "state")
+			if err := os.MkdirAll(e.root, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			victimCg := filepath.Join(unified, "vetto-victim-"+strconv.Itoa(os.Getpid())+"-"+strconv.Itoa(int(time.Now().UnixNano()%100000)))
+			if err := os.Mkdir(victimCg, 0o755); err != nil {
+				t.Skipf("no cgroup for the victim: %v", err)
+			}
+			victim := exec.Command("sleep", "600")
+			if err := victim.Start(); err != nil {
+				t.Fatal(err)
+			}
+			died := make(chan struct{})
+			go func() { _ = victim.Wait(); close(died) }()
+			dead := func() bool {
+				select {
+				case <-died:
+					return true
+				case <-time.After(200 * time.Millisecond):
+					return false
+				}
+			}
+			t.Cleanup(func() {
+				_ = victim.Process.Kill()
+				<-died
+				_ = os.Remove(victimCg)
+			})
+			if err := os.WriteFile(filepath.Join(victimCg, "cgroup.procs"), []byte(strconv.Itoa(victim.Process.Pid)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			id := e.id()
+			src := tc.source(e)
+			rel, err := filepath.Rel(src, e.root)
+			if err != nil {
+				t.Fatal(err)
+			}
+			state := filepath.Join("/mnt", rel, id)
+			// Rewritten again and again: the runtime's own rounds write the
+			// record back.
+			script := fmt.Sprintf(`while :; do sed -i "s#%[2]s/vetto-runtime/%[3]s#%[4]s#g" %[1]s/vetto.json %[1]s/backend/state.json 2>/dev/null; sleep 0.1; done`, state, unified, id, victimCg)
+			b := e.bundle([]string{"sh", "-c", script}, func(s *specs.Spec) {
+				s.Mounts = append(s.Mounts, specs.Mount{Destination: "/mnt", Type: "bind", Source: src, Options: []string{"rbind", "rw"}})
+			})
+			r := e.vetto("run", "-d", "-b", b, id)
+			if r.code == 0 {
+				// The attack goes ahead: the container rewrites its
+				// record, then root deletes it.
+				time.Sleep(3 * time.Second)
+				d := e.vetto("delete", "--force", id)
+				if dead() {
+					t.Errorf("root's delete of a container that rewrote its own record killed a host process in %s (%s)", victimCg, d)
+				}
+				t.Fatalf("run with a read-write bind of %s (%s): %s; want a refusal", tc.name, src, r)
+			}
+			if r.code != 125 || !strings.Contains(r.stderr, "[bundle.runtime-state-writable]") || !strings.Contains(r.stderr, "state root") {
+				t.Errorf("run: %s; want 125 naming [bundle.runtime-state-writable] and the state root", r)
+			}
+			e.assertNothingLeft(id)
+			if dead() {
+				t.Errorf("the victim died")
+			}
+		})
+	}
+}
+
 // state of a container whose process exited says so (21: it kept saying
 // VerifiedRuntime).
 func TestStateOfExitedContainer(t *testing.T) {

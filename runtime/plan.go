@@ -181,6 +181,12 @@ func (r *Runtime) launchHost(id, bundle string, s *specs.Spec, systemd bool) (la
 	if s.Root != nil {
 		h.Rootfs = realOrSelf(s.Root.Path)
 	}
+	if r.Store.Root != "" {
+		h.StateRoot = realOrSelf(r.Store.Root)
+	}
+	if r.Store.Evidence.Dir != "" {
+		h.Evidence = realOrSelf(r.Store.Evidence.Dir)
+	}
 	return h, nil
 }
 

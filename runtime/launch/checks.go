@@ -428,47 +428,56 @@ func hostBinds(s *specs.Spec, sources map[string]Source) []string {
 	unmapped := hostRootUnmapped(s)
 	var out []string
 	for _, m := range s.Mounts {
-		if !isBind(m) {
-			continue
-		}
-		src := path.Clean(m.Source)
-		real, kind := src, SourceUnknown
-		if f, ok := sources[m.Source]; ok {
-			if f.Real != "" {
-				real = f.Real
-			}
-			kind = f.Kind
-		}
-		access := "rw"
-		if readOnly(m) {
-			access = "ro"
-		}
-		what := fmt.Sprintf("bind of %s at %s (%s)", real, m.Destination, access)
-		switch {
-		case masksSource(m, real):
-		case real == "/":
-			out = append(out, what+": the host's root")
-		case kind == SourceSocket:
-			out = append(out, what+": a host unix socket")
-		case kind == SourceDevice:
-			out = append(out, what+": a host device node")
-		case under(real, kernelTrees):
-			out = append(out, what+": the host kernel's or devices' tree")
-		case under(real, secretTrees):
-			out = append(out, what+": host secrets")
-		case under(real, runtimeTrees) || real == "/run" || real == "/var/run":
-			out = append(out, what+": a container runtime's state or the host's run directory")
-		case (real == "/home" || path.Dir(real) == "/home") && !readOnly(m):
-			out = append(out, what+": a whole home directory, writable (its shell's startup files and ~/.ssh act as its user)")
-		case under(real, systemTrees) && !readOnly(m):
-			out = append(out, what+": the host's system files, writable")
-		case under(real, systemTrees) && !unmapped:
-			out = append(out, what+": the host's system files, readable as host root (no user namespace keeps root unmapped)")
-		case under(real, systemTrees) && idMappedOnto(m, s):
-			out = append(out, what+": the host's system files, id-mapped onto the container's own ids (readable as their owners, host root and the shadow group included)")
+		if why := hostBind(s, m, sources, unmapped); why != "" {
+			out = append(out, why)
 		}
 	}
 	return out
+}
+
+// hostBind says how bind m reaches the host ("" when it does not, or is
+// not a bind); unmapped is hostRootUnmapped(s).
+func hostBind(s *specs.Spec, m specs.Mount, sources map[string]Source, unmapped bool) string {
+	if !isBind(m) {
+		return ""
+	}
+	src := path.Clean(m.Source)
+	real, kind := src, SourceUnknown
+	if f, ok := sources[m.Source]; ok {
+		if f.Real != "" {
+			real = f.Real
+		}
+		kind = f.Kind
+	}
+	access := "rw"
+	if readOnly(m) {
+		access = "ro"
+	}
+	what := fmt.Sprintf("bind of %s at %s (%s)", real, m.Destination, access)
+	switch {
+	case masksSource(m, real):
+	case real == "/":
+		return what + ": the host's root"
+	case kind == SourceSocket:
+		return what + ": a host unix socket"
+	case kind == SourceDevice:
+		return what + ": a host device node"
+	case under(real, kernelTrees):
+		return what + ": the host kernel's or devices' tree"
+	case under(real, secretTrees):
+		return what + ": host secrets"
+	case under(real, runtimeTrees) || real == "/run" || real == "/var/run":
+		return what + ": a container runtime's state or the host's run directory"
+	case (real == "/home" || path.Dir(real) == "/home") && !readOnly(m):
+		return what + ": a whole home directory, writable (its shell's startup files and ~/.ssh act as its user)"
+	case under(real, systemTrees) && !readOnly(m):
+		return what + ": the host's system files, writable"
+	case under(real, systemTrees) && !unmapped:
+		return what + ": the host's system files, readable as host root (no user namespace keeps root unmapped)"
+	case under(real, systemTrees) && idMappedOnto(m, s):
+		return what + ": the host's system files, id-mapped onto the container's own ids (readable as their owners, host root and the shadow group included)"
+	}
+	return ""
 }
 
 // hostRootfs says how the container's root filesystem reaches the host

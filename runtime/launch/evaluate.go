@@ -69,6 +69,10 @@ type Host struct {
 	// Config and Rootfs are the bundle's config.json and root filesystem,
 	// symlinks resolved.
 	Config, Rootfs string
+	// StateRoot and Evidence are the runtime's own state root (--root)
+	// and host-wide evidence directory, symlinks resolved ("" if none):
+	// what every later command of the runtime believes.
+	StateRoot, Evidence string
 	// Platform is what the backend's own translator found its platform
 	// cannot honour (darwin, windows); nil on Linux, whose gaps the
 	// evaluator reads from the spec and the host above.
@@ -388,8 +392,15 @@ func unifiedInterface(unified map[string]string, v *violations) {
 
 // selfWritable refuses a bundle whose config.json or rootfs is under a
 // read-write bind of the same bundle: the container could rewrite what its
-// next run is.
+// next run is. It refuses too a container that could write the runtime's
+// own state root or evidence directory — through a read-write bind of, in
+// or above either, or a writable root filesystem above them: it would
+// rewrite its own record (the pid, the cgroups and the frozen spec the
+// runtime's later commands act on as root: a delete then kills a host
+// cgroup of its choosing) and the evidence that judges it.
 func selfWritable(s *specs.Spec, host Host, v *violations) {
+	runtimeDirs := []struct{ what, p string }{{"state root", host.StateRoot}, {"evidence directory", host.Evidence}}
+	unmapped := hostRootUnmapped(s)
 	for _, m := range s.Mounts {
 		if !isBind(m) || readOnly(m) {
 			continue
@@ -401,6 +412,24 @@ func selfWritable(s *specs.Spec, host Host, v *violations) {
 		for _, own := range []struct{ what, p string }{{"config.json", host.Config}, {"root filesystem", host.Rootfs}} {
 			if own.p != "" && under(own.p, []string{src}) {
 				v.add(RuleBundleSelfWrite, "the bundle's %s %s is inside the read-write bind of %s at %s", own.what, own.p, src, m.Destination)
+			}
+		}
+		if hostBind(s, m, host.Sources, unmapped) != "" {
+			// The posture already says this bind hands that part of the
+			// host over (-v /:/host): the runtime's directories in it
+			// are part of what the caller gave away, at standard.
+			continue
+		}
+		for _, own := range runtimeDirs {
+			if own.p != "" && (under(own.p, []string{src}) || under(src, []string{own.p})) {
+				v.add(RuleRuntimeStateWrite, "the read-write bind of %s at %s reaches the runtime's %s %s", src, m.Destination, own.what, own.p)
+			}
+		}
+	}
+	if s.Root != nil && !s.Root.Readonly && host.Rootfs != "" {
+		for _, own := range runtimeDirs {
+			if own.p != "" && under(own.p, []string{host.Rootfs}) {
+				v.add(RuleRuntimeStateWrite, "the writable root filesystem %s holds the runtime's %s %s", host.Rootfs, own.what, own.p)
 			}
 		}
 	}

@@ -463,6 +463,26 @@ func TestEvaluate(t *testing.T) {
 		{name: "credentials weaken the posture", edit: withCredentials(`[{"host":"api.example.test","header":"Authorization","env":"CI_JOB_TOKEN"}]`),
 			floor: func(f *Floor) { f.Forbid.Weakened = true }, rules: []RuleID{RuleFloorWeakened}},
 
+		// A container cannot rewrite the runtime's record of it.
+		{name: "a writable bind of the state root", edit: func(s *specs.Spec) {
+			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/mnt", Type: "bind", Source: "/srv/vetto/state", Options: []string{"bind", "rw"}})
+		}, host: func(h *Host) { h.StateRoot, h.Evidence = "/srv/vetto/state", "/var/lib/vetto-runtime" },
+			rules: []RuleID{RuleRuntimeStateWrite}},
+		{name: "a writable bind above the state root, and one inside the evidence directory", edit: func(s *specs.Spec) {
+			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/mnt", Type: "bind", Source: "/srv", Options: []string{"rbind"}},
+				specs.Mount{Destination: "/ev", Type: "bind", Source: "/srv/evidence/frozen", Options: []string{"bind", "rw"}})
+		}, host: func(h *Host) { h.StateRoot, h.Evidence = "/srv/vetto/state", "/srv/evidence" },
+			rules: []RuleID{RuleRuntimeStateWrite, RuleRuntimeStateWrite, RuleRuntimeStateWrite}},
+		{name: "a read-only bind of the state root is not a write", edit: func(s *specs.Spec) {
+			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/mnt", Type: "bind", Source: "/srv/vetto", Options: []string{"bind", "ro"}})
+		}, host: func(h *Host) { h.StateRoot = "/srv/vetto/state" }},
+		{name: "a writable rootfs holding the state root", edit: func(s *specs.Spec) { s.Root.Readonly = false },
+			host:  func(h *Host) { h.Rootfs, h.StateRoot = "/srv/box", "/srv/box/run/vetto" },
+			rules: []RuleID{RuleRuntimeStateWrite}},
+		{name: "-v /:/host says so in the posture, and is not refused again at standard", edit: func(s *specs.Spec) {
+			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/host", Type: "bind", Source: "/", Options: []string{"rbind"}})
+		}, host: func(h *Host) { h.StateRoot = "/run/vetto-runtime" }},
+
 		// 12: a bundle cannot rewrite itself.
 		{name: "config.json under a writable bind (12.1)", edit: func(s *specs.Spec) {
 			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/work", Type: "bind", Source: "/home/u/proj", Options: []string{"bind", "rw"}})

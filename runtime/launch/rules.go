@@ -51,22 +51,23 @@ type Rule struct {
 
 // Rule IDs. Keep them in Rules below, in the same order.
 const (
-	RuleLevelAnnotation  RuleID = "level.annotation"
-	RuleLevelUnknown     RuleID = "level.unknown"
-	RuleEnvVetto         RuleID = "env.vetto-variable"
-	RuleBundleFeature    RuleID = "bundle.allow-degraded"
-	RuleBundleSelfWrite  RuleID = "bundle.self-writable"
-	RuleCgroupInUse      RuleID = "cgroup.in-use"
-	RuleCapsUnset        RuleID = "capabilities.unset"
-	RuleRootlessPidNS    RuleID = "rootless.pid-namespace"
-	RuleRootlessUserns   RuleID = "rootless.user-namespace"
-	RuleLandlockInput    RuleID = "landlock.input"
-	RuleLandlockProbe    RuleID = "landlock.probe"
-	RulePostureAnnotated RuleID = "posture.annotation"
-	RuleMasksCovered     RuleID = "masks.covered"
-	RuleNetAnnotation    RuleID = "network.annotation"
-	RuleUnifiedInterface RuleID = "resources.unified.interface"
-	RulePlatformRefused  RuleID = "platform.refused"
+	RuleLevelAnnotation   RuleID = "level.annotation"
+	RuleLevelUnknown      RuleID = "level.unknown"
+	RuleEnvVetto          RuleID = "env.vetto-variable"
+	RuleBundleFeature     RuleID = "bundle.allow-degraded"
+	RuleBundleSelfWrite   RuleID = "bundle.self-writable"
+	RuleRuntimeStateWrite RuleID = "bundle.runtime-state-writable"
+	RuleCgroupInUse       RuleID = "cgroup.in-use"
+	RuleCapsUnset         RuleID = "capabilities.unset"
+	RuleRootlessPidNS     RuleID = "rootless.pid-namespace"
+	RuleRootlessUserns    RuleID = "rootless.user-namespace"
+	RuleLandlockInput     RuleID = "landlock.input"
+	RuleLandlockProbe     RuleID = "landlock.probe"
+	RulePostureAnnotated  RuleID = "posture.annotation"
+	RuleMasksCovered      RuleID = "masks.covered"
+	RuleNetAnnotation     RuleID = "network.annotation"
+	RuleUnifiedInterface  RuleID = "resources.unified.interface"
+	RulePlatformRefused   RuleID = "platform.refused"
 
 	RuleStrictLinux          RuleID = "strict.linux"
 	RuleStrictNamespaces     RuleID = "strict.namespaces"
@@ -132,6 +133,7 @@ var Rules = []Rule{
 	{RuleLevelUnknown, "every level", KindInput, "a level is strict, standard or degraded", "fix the --security-level value or the dev.vetto.level annotation"},
 	{RuleEnvVetto, "strict", KindLevel, "no VETTO_* variable in the runtime's environment: the environment never changes what is enforced (elsewhere: reported as ignored)", "unset the variables"},
 	{RuleBundleFeature, "every level", KindInput, "a bundle's dev.vetto.allow-degraded may accept only degradations of what the bundle itself asks for (landlock, network, limits, no-new-privs); verification, cgroup.kill and cleanup are the runtime's guarantees", "remove them from the annotation; a caller can pass --allow-degraded"},
+	{RuleRuntimeStateWrite, "every level", KindLevel, "no read-write bind reaches the runtime's state root (--root) or evidence directory, nor does a writable root filesystem hold them (a container that rewrites its own record turns the runtime's later commands, run as root, against the host: a delete kills the cgroup it names)", "bind a directory made for the container, outside the runtime's directories"},
 	{RuleBundleSelfWrite, "every level", KindLevel, "the bundle's config.json and root filesystem are not under a read-write mount of the same bundle (a container that can rewrite its own bundle decides its next run)", "keep the bundle outside every writable mount: compile it with --bundle outside the project"},
 	{RuleCgroupInUse, "every level", KindLevel, "the container's cgroupsPath does not name a cgroup that exists and holds processes before create (teardown would kill them)", "use a fresh cgroupsPath, or leave it unset"},
 	{RuleRootlessUserns, "every level", KindHost, "a rootless caller can make the user namespace the spec asks for: user namespaces on, and (where AppArmor restricts them) its uid map written, as doctor's userns-probe makes it", "on an AppArmor-restricted host install packaging/apparmor/vetto-runtime (docs/rootless.md), never turn the restriction off; elsewhere the sysctl the message names"},
