@@ -582,6 +582,38 @@ func TestStrictWritableKernelFilesystemsRefused(t *testing.T) {
 	}
 }
 
+// A strict bundle that asks for a priority over the host: the runtime
+// sets process.scheduler and process.ioPriority while it holds every
+// capability, so a workload with none gets a nice of -20 and the
+// real-time I/O class (a real-time CPU policy too, where the host's
+// cgroups give it a budget), and runs ahead of the host's own processes.
+// 824f1a7 ran it at strict with posture isolated; strict refuses it, and
+// at standard the posture names it.
+func TestStrictHostPriorityRefused(t *testing.T) {
+	e := newEnv(t)
+	prio := func(s *specs.Spec) {
+		s.Process.Scheduler = &specs.Scheduler{Policy: specs.SchedOther, Nice: -20}
+		s.Process.IOPriority = &specs.LinuxIOPriority{Class: specs.IOPRIO_CLASS_RT, Priority: 0}
+	}
+	// Field 19 of /proc/self/stat is the nice value.
+	script := `set -- $(cat /proc/self/stat); [ "${19}" = "-20" ] && echo GOT-NICE-MINUS-20; ionice 2>/dev/null | grep -q realtime && echo GOT-REALTIME-IO; true`
+	id := e.id()
+	b := e.bundle([]string{"sh", "-c", script}, edits(strictSpec, prio))
+	r := e.vetto("run", "--security-level", "strict", "-b", b, id)
+	if strings.Contains(r.stdout, "GOT-") {
+		t.Errorf("a strict container runs above the host's processes: %s", r)
+	}
+	if r.code != 125 || !strings.Contains(r.stderr, "[strict.priority.host]") {
+		t.Errorf("strict run: %s; want 125 naming [strict.priority.host]", r)
+	}
+	e.assertNothingLeft(id)
+	id = e.id()
+	b = e.bundle([]string{"true"}, prio)
+	if r := e.vetto("run", "-b", b, id); r.code != 0 || !strings.Contains(r.stderr, "a priority above the host's processes: nice -20, real-time I/O priority") {
+		t.Errorf("standard run: %s; want it to run with the posture naming the priorities", r)
+	}
+}
+
 // A strict bundle whose linux.netDevices names a host interface:
 // libcontainer moves it into the container's network namespace, so the
 // container has the host's network beside its own (none here), and the

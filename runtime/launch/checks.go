@@ -667,6 +667,34 @@ func hostSysctls(s *specs.Spec) []string {
 	return out
 }
 
+// hostPriorities lists what of process.scheduler and process.ioPriority
+// puts the container above the host's own processes: the runtime sets them
+// while it still holds every capability, so the workload gets what it
+// could not ask for itself. A real-time policy is host-wide (cgroup v2 has
+// no real-time group budget: a busy loop holds a CPU but for the kernel's
+// 5 % throttle), a negative nice outranks every process its cgroup's CPU
+// weight does not fence off, and the real-time I/O class goes before every
+// other request on the host's disks.
+func hostPriorities(s *specs.Spec) []string {
+	if s.Process == nil {
+		return nil
+	}
+	var out []string
+	if sc := s.Process.Scheduler; sc != nil {
+		switch sc.Policy {
+		case specs.SchedFIFO, specs.SchedRR, specs.SchedDeadline:
+			out = append(out, "real-time scheduling ("+string(sc.Policy)+")")
+		}
+		if sc.Nice < 0 {
+			out = append(out, fmt.Sprintf("nice %d", sc.Nice))
+		}
+	}
+	if io := s.Process.IOPriority; io != nil && io.Class == specs.IOPRIO_CLASS_RT {
+		out = append(out, "real-time I/O priority ("+string(io.Class)+")")
+	}
+	return out
+}
+
 func apparmorUnconfined(s *specs.Spec) bool {
 	return s.Process != nil && s.Process.ApparmorProfile == "unconfined"
 }

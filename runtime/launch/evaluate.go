@@ -506,6 +506,9 @@ func checkStrict(s *specs.Spec, host Host, floor *Floor, v *violations) {
 	if sys := hostSysctls(s); len(sys) > 0 {
 		v.add(RuleStrictSysctl, "sysctls the container's namespaces do not own: %s", strings.Join(sys, ", "))
 	}
+	if pr := hostPriorities(s); len(pr) > 0 {
+		v.add(RuleStrictPriority, "a priority above the host's processes: %s", strings.Join(pr, ", "))
+	}
 }
 
 // checkFloor lists every rule of the floor that s breaks.

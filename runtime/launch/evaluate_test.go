@@ -250,6 +250,19 @@ func TestEvaluate(t *testing.T) {
 			s.Linux.UIDMappings = []specs.LinuxIDMapping{{ContainerID: 0, HostID: 1000, Size: 1}}
 			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/etc", Type: "bind", Source: "/etc", Options: []string{"bind", "ro"}})
 		}, req: strictReq, level: Strict},
+		{name: "strict: real-time scheduling, a negative nice and real-time I/O", edit: func(s *specs.Spec) {
+			s.Process.Scheduler = &specs.Scheduler{Policy: specs.SchedFIFO, Priority: 99, Nice: -20}
+			s.Process.IOPriority = &specs.LinuxIOPriority{Class: specs.IOPRIO_CLASS_RT}
+		}, req: strictReq, rules: []RuleID{RuleStrictPriority}, level: Strict,
+			check: func(t *testing.T, d *Decision) {
+				if got := d.Violations[0].Detail; !strings.Contains(got, "SCHED_FIFO") || !strings.Contains(got, "nice -20") || !strings.Contains(got, "IOPRIO_CLASS_RT") {
+					t.Errorf("detail %q", got)
+				}
+			}},
+		{name: "strict: a batch policy, nice 10 and idle I/O pass", edit: func(s *specs.Spec) {
+			s.Process.Scheduler = &specs.Scheduler{Policy: specs.SchedBatch, Nice: 10}
+			s.Process.IOPriority = &specs.LinuxIOPriority{Class: specs.IOPRIO_CLASS_IDLE}
+		}, req: strictReq, level: Strict},
 		{name: "strict: sysfs read-write as host root", edit: func(s *specs.Spec) {
 			for i := range s.Mounts {
 				if s.Mounts[i].Type == "sysfs" {

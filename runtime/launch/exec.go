@@ -90,6 +90,9 @@ func Exec(base, proc *specs.Process) Violations {
 	if proc.Scheduler != nil && (base.Scheduler == nil || !reflect.DeepEqual(*proc.Scheduler, *base.Scheduler)) {
 		v.add(RuleExecRlimits, "a scheduler policy (%s) the container's process does not have", proc.Scheduler.Policy)
 	}
+	if proc.IOPriority != nil && (base.IOPriority == nil || *proc.IOPriority != *base.IOPriority) {
+		v.add(RuleExecRlimits, "an I/O priority (%s %d) the container's process does not have", proc.IOPriority.Class, proc.IOPriority.Priority)
+	}
 	switch c := proc.Cwd; {
 	case !path.IsAbs(c) || path.Clean(c) != c:
 		v.add(RuleExecCwd, "cwd %q is not an absolute, clean path", c)

@@ -52,6 +52,7 @@ func TestExec(t *testing.T) {
 		{"lower rlimit", func(p *specs.Process) { p.Rlimits[0].Soft = 10 }, nil},
 		{"oom_score_adj below the container's", func(p *specs.Process) { p.OOMScoreAdj = intp(-1000) }, []RuleID{RuleExecRlimits}},
 		{"realtime scheduler", func(p *specs.Process) { p.Scheduler = &specs.Scheduler{Policy: "SCHED_FIFO", Priority: 99} }, []RuleID{RuleExecRlimits}},
+		{"real-time I/O priority", func(p *specs.Process) { p.IOPriority = &specs.LinuxIOPriority{Class: specs.IOPRIO_CLASS_RT} }, []RuleID{RuleExecRlimits}},
 		{"cwd through /proc/self/fd (CVE-2024-21626)", func(p *specs.Process) { p.Cwd = "/proc/self/fd/7" }, []RuleID{RuleExecCwd}},
 		{"relative cwd", func(p *specs.Process) { p.Cwd = "../x" }, []RuleID{RuleExecCwd}},
 		{"everything at once", func(p *specs.Process) {

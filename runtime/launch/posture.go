@@ -83,5 +83,8 @@ func PostureOf(s *specs.Spec, sources map[string]Source, apparmor bool) Posture 
 	if sys := hostSysctls(s); len(sys) > 0 {
 		w = append(w, "host sysctls "+strings.Join(sys, " "))
 	}
+	if pr := hostPriorities(s); len(pr) > 0 {
+		w = append(w, "a priority above the host's processes: "+strings.Join(pr, ", "))
+	}
 	return Posture{Weakened: w}
 }

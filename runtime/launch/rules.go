@@ -92,6 +92,7 @@ const (
 	RuleStrictCredentials    RuleID = "strict.credentials"
 	RuleStrictAppArmor       RuleID = "strict.apparmor.unconfined"
 	RuleStrictSysctl         RuleID = "strict.sysctl.host"
+	RuleStrictPriority       RuleID = "strict.priority.host"
 	RuleStrictVerify         RuleID = "strict.verify"
 	RuleStrictNoDegradation  RuleID = "strict.no-degradation"
 	RuleDegradeStandard      RuleID = "standard.degradation"
@@ -169,6 +170,7 @@ var Rules = []Rule{
 	{RuleStrictHooks, "strict", KindLevel, "no OCI hook but vetto-runtime's own and those the operator allows (allow.hooks): bundle hooks run as root on the host", "remove the hooks, or have the operator allow their paths"},
 	{RuleStrictCredentials, "strict", KindLevel, "no credential (dev.vetto.credentials) but those the operator allows for their host (allow.credentials): the relay would send a secret of the host to a host the bundle chose", "remove the credentials, or have the operator allow each as \"HOST file /path\" or \"HOST env NAME\""},
 	{RuleStrictAppArmor, "strict", KindLevel, "process.apparmorProfile is not \"unconfined\" where AppArmor is enabled", "leave it empty or name a profile"},
+	{RuleStrictPriority, "strict", KindLevel, "process.scheduler and process.ioPriority put the process above no host process: no real-time policy (SCHED_FIFO, SCHED_RR, SCHED_DEADLINE), no negative nice, no real-time I/O class (the runtime sets them with every capability it holds)", "remove them, or use SCHED_OTHER/SCHED_BATCH/SCHED_IDLE, a nice of 0 or more and the best-effort or idle I/O class"},
 	{RuleStrictSysctl, "strict", KindLevel, "linux.sysctl sets only namespaced sysctls (kernel.shm*, kernel.msg*, kernel.sem, fs.mqueue.*, net.*, kernel.hostname, kernel.domainname)", "remove the others"},
 	{RuleStrictVerify, "strict", KindLevel, "pre- and post-launch verification from host facts (no --no-verify; a platform with host facts)", "drop --no-verify, or use --security-level standard with --allow-degraded=verify"},
 	{RuleStrictNoDegradation, "strict", KindLevel, "no degradation at all, whatever --allow-degraded or the bundle says", "give the host what is missing, or use --security-level standard with --allow-degraded"},
@@ -197,7 +199,7 @@ var Rules = []Rule{
 	{RuleExecUser, "exec", KindInput, "an exec'd process is not uid or gid 0 when the container's process is not", "exec as the container's user"},
 	{RuleExecAppArmor, "exec", KindInput, "an exec'd process keeps the container's AppArmor profile", "do not pass --apparmor"},
 	{RuleExecSELinux, "exec", KindInput, "an exec'd process keeps the container's SELinux label", "do not pass --process-label"},
-	{RuleExecRlimits, "exec", KindInput, "an exec'd process sets only rlimits the container's process has, no higher", "drop the rlimits from --process"},
+	{RuleExecRlimits, "exec", KindInput, "an exec'd process sets only rlimits the container's process has, no higher, and no lower oomScoreAdj, other scheduler or other I/O priority than it", "drop them from --process"},
 	{RuleExecCwd, "exec", KindInput, "an exec'd process's cwd is an absolute, clean path outside /proc and /sys", "pass another --cwd"},
 	{RuleUpdateRemovesLimit, "update", KindLevel, "an update does not remove a memory or pids limit the container had (-1, or \"max\" in unified memory.max/pids.max): never at strict, at standard only with --allow-degraded=limits", "set a value instead of -1 or max"},
 
