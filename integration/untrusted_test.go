@@ -612,6 +612,17 @@ func TestStrictHostPriorityRefused(t *testing.T) {
 	if r := e.vetto("run", "-b", b, id); r.code != 0 || !strings.Contains(r.stderr, "a priority above the host's processes: nice -20, real-time I/O priority") {
 		t.Errorf("standard run: %s; want it to run with the posture naming the priorities", r)
 	}
+	// The same taken by the workload itself, with no capability: a
+	// RLIMIT_NICE of 40 lets it renice itself to -20.
+	id = e.id()
+	b = e.bundle([]string{"sh", "-c", `renice -n -20 -p $$ >/dev/null 2>&1; set -- $(cat /proc/self/stat); [ "${19}" = "-20" ] && echo GOT-NICE-MINUS-20; true`}, edits(strictSpec, func(s *specs.Spec) {
+		s.Process.Rlimits = append(s.Process.Rlimits, specs.POSIXRlimit{Type: "RLIMIT_NICE", Hard: 40, Soft: 40})
+	}))
+	r = e.vetto("run", "--security-level", "strict", "-b", b, id)
+	if strings.Contains(r.stdout, "GOT-") || r.code != 125 || !strings.Contains(r.stderr, "RLIMIT_NICE 40") {
+		t.Errorf("strict run with RLIMIT_NICE 40: %s; want 125 naming it, and no nice -20", r)
+	}
+	e.assertNothingLeft(id)
 }
 
 // A strict bundle whose linux.netDevices names a host interface:

@@ -667,8 +667,8 @@ func hostSysctls(s *specs.Spec) []string {
 	return out
 }
 
-// hostPriorities lists what of process.scheduler and process.ioPriority
-// puts the container above the host's own processes: the runtime sets them
+// hostPriorities lists what of process.scheduler, process.ioPriority and
+// the priority rlimits puts the container above the host's own processes: the runtime sets them
 // while it still holds every capability, so the workload gets what it
 // could not ask for itself. A real-time policy is host-wide (cgroup v2 has
 // no real-time group budget: a busy loop holds a CPU but for the kernel's
@@ -691,6 +691,16 @@ func hostPriorities(s *specs.Spec) []string {
 	}
 	if io := s.Process.IOPriority; io != nil && io.Class == specs.IOPRIO_CLASS_RT {
 		out = append(out, "real-time I/O priority ("+string(io.Class)+")")
+	}
+	// The same, taken by the workload itself: a process may raise its soft
+	// limit to the hard one, and with these needs no capability.
+	for _, rl := range s.Process.Rlimits {
+		switch {
+		case rl.Type == "RLIMIT_RTPRIO" && max(rl.Hard, rl.Soft) > 0:
+			out = append(out, fmt.Sprintf("RLIMIT_RTPRIO %d (real-time scheduling without CAP_SYS_NICE)", max(rl.Hard, rl.Soft)))
+		case rl.Type == "RLIMIT_NICE" && max(rl.Hard, rl.Soft) > 20:
+			out = append(out, fmt.Sprintf("RLIMIT_NICE %d (a nice down to %d without CAP_SYS_NICE)", max(rl.Hard, rl.Soft), 20-int64(min(max(rl.Hard, rl.Soft), 40))))
+		}
 	}
 	return out
 }

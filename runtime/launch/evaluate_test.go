@@ -259,6 +259,12 @@ func TestEvaluate(t *testing.T) {
 					t.Errorf("detail %q", got)
 				}
 			}},
+		{name: "strict: RLIMIT_RTPRIO and RLIMIT_NICE that let the workload take them", edit: func(s *specs.Spec) {
+			s.Process.Rlimits = append(s.Process.Rlimits, specs.POSIXRlimit{Type: "RLIMIT_RTPRIO", Hard: 99}, specs.POSIXRlimit{Type: "RLIMIT_NICE", Hard: 40, Soft: 0})
+		}, req: strictReq, rules: []RuleID{RuleStrictPriority}, level: Strict},
+		{name: "strict: RLIMIT_NICE 20 (nice 0 at best) passes", edit: func(s *specs.Spec) {
+			s.Process.Rlimits = append(s.Process.Rlimits, specs.POSIXRlimit{Type: "RLIMIT_NICE", Hard: 20, Soft: 20}, specs.POSIXRlimit{Type: "RLIMIT_RTPRIO"})
+		}, req: strictReq, level: Strict},
 		{name: "strict: a batch policy, nice 10 and idle I/O pass", edit: func(s *specs.Spec) {
 			s.Process.Scheduler = &specs.Scheduler{Policy: specs.SchedBatch, Nice: 10}
 			s.Process.IOPriority = &specs.LinuxIOPriority{Class: specs.IOPRIO_CLASS_IDLE}
