@@ -38,12 +38,7 @@ func TestCreateKilledMidway(t *testing.T) {
 			b := e.bundle([]string{"sleep", "100"}, func(s *specs.Spec) {
 				s.Hooks = &specs.Hooks{CreateRuntime: []specs.Hook{{Path: "/bin/sleep", Args: []string{"sleep", hookSleep}}}}
 			})
-			cmd := exec.Command(binary, "--root", e.root, "create", "-b", b, id)
-			out := e.tempFile()
-			cmd.Stdout, cmd.Stderr = out, out
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
+			cmd, out := e.startCreate(b, id)
 			// Wait until the container's cgroup exists: the init is there.
 			deadline := time.Now().Add(10 * time.Second)
 			for len(cgroupDirs(id)) == 0 {
@@ -333,12 +328,7 @@ func TestCreateKilledAtItsFirstCgroup(t *testing.T) {
 		e := newEnv(t)
 		id := e.id()
 		b := e.bundle([]string{"sleep", "100"}, nil)
-		cmd := exec.Command(binary, "--root", e.root, "create", "-b", b, id)
-		out := e.tempFile()
-		cmd.Stdout, cmd.Stderr = out, out
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
+		cmd, out := e.startCreate(b, id)
 		deadline := time.Now().Add(10 * time.Second)
 		for {
 			if _, err := os.Stat(first + id); err == nil {
@@ -363,4 +353,17 @@ func TestCreateKilledAtItsFirstCgroup(t *testing.T) {
 			t.Fatalf("attempt %d: processes left: %v", attempt, p)
 		}
 	}
+}
+
+// startCreate starts `create -b b id` in the background, its output to the
+// file it returns.
+func (e *env) startCreate(b, id string) (*exec.Cmd, *os.File) {
+	e.t.Helper()
+	cmd := exec.Command(binary, "--root", e.root, "create", "-b", b, id)
+	out := e.tempFile()
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		e.t.Fatal(err)
+	}
+	return cmd, out
 }

@@ -35,20 +35,27 @@ var runFlags []string
 func policyProject(e *env) string {
 	e.t.Helper()
 	p := filepath.Join(e.tmp, "project")
-	for path, content := range map[string]string{
+	writeTree(e.t, p, map[string]string{
 		"README":          "hello from the project\n",
 		".env":            "API_TOKEN=planted-dotenv-secret\n",
 		"secrets/key.pem": "planted-dir-secret\n",
-	} {
-		full := filepath.Join(p, path)
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			e.t.Fatal(err)
+	}, 0o755)
+	return p
+}
+
+// writeTree writes each file (path below root: content) 0600, making its
+// directories with dirMode.
+func writeTree(t *testing.T, root string, files map[string]string, dirMode os.FileMode) {
+	t.Helper()
+	for path, content := range files {
+		full := filepath.Join(root, path)
+		if err := os.MkdirAll(filepath.Dir(full), dirMode); err != nil {
+			t.Fatal(err)
 		}
 		if err := os.WriteFile(full, []byte(content), 0o600); err != nil {
-			e.t.Fatal(err)
+			t.Fatal(err)
 		}
 	}
-	return p
 }
 
 // compilePolicy writes policy to a file and compiles it with the binary

@@ -484,16 +484,7 @@ func TestPolicyHostSocketsUnreachable(t *testing.T) {
 	serve(filepath.Join(p, "agent.sock"))
 	serve(filepath.Join(home, "run", "docker.sock"))
 	script := fmt.Sprintf(`for s in %s/agent.sock %s/run/docker.sock; do python3 -c 'import socket,sys; c=socket.socket(socket.AF_UNIX); c.connect(sys.argv[1]); print("CONNECTED", sys.argv[1])' $s 2>&1 | tail -1; done`, p, home)
-	file := filepath.Join(e.tmp, "permissive.toml")
-	if err := os.WriteFile(file, []byte("extends = \"permissive\"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	bundle := e.tmpBundle()
-	cmd := exec.Command(binary, "spec", "--policy", file, "--project", p, "--bundle", bundle, "--", "sh", "-c", script)
-	cmd.Env = append(os.Environ(), "HOME="+home)
-	if r := e.runCmd(cmd); r.code != 0 {
-		t.Fatalf("spec: %s", r)
-	}
+	bundle, _ := e.compilePermissive(p, home, script)
 	r := e.vetto("run", "--bundle", bundle, e.id())
 	if strings.Contains(r.stdout, "CONNECTED") {
 		t.Fatalf("the sandbox reached a host socket: %s", r)
@@ -546,16 +537,7 @@ func TestPolicyCredentialCoverage(t *testing.T) {
 		reads = append(reads, "cat "+filepath.Join(home, c)+" 2>/dev/null")
 	}
 	script := strings.Join(reads, "; ") + "; cat .npmrc .envrc 2>/dev/null; cat .git/config; git remote -v; git log --oneline | head -1; true"
-	file := filepath.Join(e.tmp, "permissive.toml")
-	if err := os.WriteFile(file, []byte("extends = \"permissive\"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	bundle := e.tmpBundle()
-	cmd := exec.Command(binary, "spec", "--policy", file, "--project", p, "--bundle", bundle, "--", "sh", "-c", script)
-	cmd.Env = append(os.Environ(), "HOME="+home)
-	if r := e.runCmd(cmd); r.code != 0 {
-		t.Fatalf("spec: %s", r)
-	}
+	bundle, file := e.compilePermissive(p, home, script)
 	r := e.vetto("run", "--bundle", bundle, e.id())
 	if r.code != 0 {
 		t.Fatalf("run: %s", r)
@@ -569,7 +551,7 @@ func TestPolicyCredentialCoverage(t *testing.T) {
 		t.Errorf("git does not work with the stripped config:\n%s", r.stdout)
 	}
 	// The explanation names them.
-	cmd = exec.Command(binary, "policy", "explain", "--project", p, file)
+	cmd := exec.Command(binary, "policy", "explain", "--project", p, file)
 	cmd.Env = append(os.Environ(), "HOME="+home)
 	if ex := e.runCmd(cmd); !strings.Contains(ex.stdout, ".claude/.credentials.json") || !strings.Contains(ex.stdout, "/etc/docker/key.json") {
 		t.Errorf("policy explain does not list the agent credentials and /etc/docker/key.json: %s", ex.stdout)
@@ -586,33 +568,16 @@ func TestPolicyPermissiveRootHome(t *testing.T) {
 	e := newEnv(t)
 	p := policyProject(e)
 	home := filepath.Join(e.tmp, "roothome")
-	for path, content := range map[string]string{
+	writeTree(t, home, map[string]string{
 		"notes.txt":       "root-home-notes\n",
 		".npmrc":          "//registry/:_authToken=planted-npm-token\n",
 		".ssh/id_ed25519": "planted-ssh-key\n",
-	} {
-		full := filepath.Join(home, path)
-		if err := os.MkdirAll(filepath.Dir(full), 0o700); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(content), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	}, 0o700)
 	if err := os.Chmod(home, 0o700); err != nil {
 		t.Fatal(err)
 	}
 	script := fmt.Sprintf(`cd %[1]s && cat notes.txt; cat .npmrc .ssh/id_ed25519 2>/dev/null; echo x > %[1]s/planted 2>/dev/null && echo WROTE-HOME; chmod 0777 %[1]s 2>/dev/null && echo CHMOD-HOME; true`, home)
-	file := filepath.Join(e.tmp, "permissive.toml")
-	if err := os.WriteFile(file, []byte("extends = \"permissive\"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	bundle := e.tmpBundle()
-	cmd := exec.Command(binary, "spec", "--policy", file, "--project", p, "--bundle", bundle, "--", "sh", "-c", script)
-	cmd.Env = append(os.Environ(), "HOME="+home)
-	if r := e.runCmd(cmd); r.code != 0 {
-		t.Fatalf("spec: %s", r)
-	}
+	bundle, _ := e.compilePermissive(p, home, script)
 	id := e.id()
 	r := e.vetto("run", "--bundle", bundle, id)
 	if r.code != 0 {
@@ -684,4 +649,22 @@ func readBundleSpec(t *testing.T, bundle string) *specs.Spec {
 		t.Fatal(err)
 	}
 	return &s
+}
+
+// compilePermissive compiles the permissive profile for project with
+// $HOME at home, running `sh -c script`; it returns the bundle and the
+// policy file.
+func (e *env) compilePermissive(project, home, script string) (bundle, file string) {
+	e.t.Helper()
+	file = filepath.Join(e.tmp, "permissive.toml")
+	if err := os.WriteFile(file, []byte("extends = \"permissive\"\n"), 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+	bundle = e.tmpBundle()
+	cmd := exec.Command(binary, "spec", "--policy", file, "--project", project, "--bundle", bundle, "--", "sh", "-c", script)
+	cmd.Env = append(os.Environ(), "HOME="+home)
+	if r := e.runCmd(cmd); r.code != 0 {
+		e.t.Fatalf("spec: %s", r)
+	}
+	return bundle, file
 }

@@ -281,8 +281,8 @@ func TestEvaluate(t *testing.T) {
 			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/sys/fs/cgroup", Type: "cgroup2", Source: "cgroup", Options: []string{"rw", "nosuid"}})
 		}, req: strictReq, rules: []RuleID{RuleStrictKernelWritable}, level: Strict},
 		{name: "strict: a writable cgroup mount in a user namespace without host root passes (a nested runtime's)", edit: func(s *specs.Spec) {
-			s.Linux.Namespaces = append(s.Linux.Namespaces, specs.LinuxNamespace{Type: "user"}, specs.LinuxNamespace{Type: "cgroup"})
-			s.Linux.UIDMappings = []specs.LinuxIDMapping{{ContainerID: 0, HostID: 100000, Size: 65536}}
+			inUserns(s)
+			s.Linux.Namespaces = append(s.Linux.Namespaces, specs.LinuxNamespace{Type: "cgroup"})
 			for i := range s.Mounts {
 				if s.Mounts[i].Type == "cgroup" || s.Mounts[i].Type == "sysfs" {
 					s.Mounts[i].Options = []string{"nosuid", "noexec", "nodev", "rw"}
@@ -290,16 +290,12 @@ func TestEvaluate(t *testing.T) {
 			}
 		}, req: strictReq, level: Strict},
 		{name: "strict: read-only /etc id-mapped onto the container's ids", edit: func(s *specs.Spec) {
-			s.Linux.Namespaces = append(s.Linux.Namespaces, specs.LinuxNamespace{Type: "user"})
-			s.Linux.UIDMappings = []specs.LinuxIDMapping{{ContainerID: 0, HostID: 100000, Size: 65536}}
-			s.Linux.GIDMappings = s.Linux.UIDMappings
+			inUserns(s)
 			onto := []specs.LinuxIDMapping{{ContainerID: 0, HostID: 100000, Size: 1}}
 			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/etc", Type: "bind", Source: "/etc", Options: []string{"bind", "ro"}, UIDMappings: onto, GIDMappings: onto})
 		}, req: strictReq, rules: []RuleID{RuleStrictBindSource}, level: Strict},
 		{name: "strict: only the shadow group id-mapped onto the container's", edit: func(s *specs.Spec) {
-			s.Linux.Namespaces = append(s.Linux.Namespaces, specs.LinuxNamespace{Type: "user"})
-			s.Linux.UIDMappings = []specs.LinuxIDMapping{{ContainerID: 0, HostID: 100000, Size: 65536}}
-			s.Linux.GIDMappings = s.Linux.UIDMappings
+			inUserns(s)
 			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/etc", Type: "bind", Source: "/etc", Options: []string{"bind", "ro"},
 				UIDMappings: []specs.LinuxIDMapping{{ContainerID: 0, HostID: 300000, Size: 65536}},
 				GIDMappings: []specs.LinuxIDMapping{{ContainerID: 42, HostID: 165535, Size: 1}}})
@@ -310,9 +306,7 @@ func TestEvaluate(t *testing.T) {
 			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/etc", Type: "bind", Source: "/etc", Options: []string{"rbind", "ro", "ridmap"}})
 		}, req: strictReq, rules: []RuleID{RuleStrictBindSource}, level: Strict},
 		{name: "strict: read-only /etc id-mapped to ids the container does not hold passes", edit: func(s *specs.Spec) {
-			s.Linux.Namespaces = append(s.Linux.Namespaces, specs.LinuxNamespace{Type: "user"})
-			s.Linux.UIDMappings = []specs.LinuxIDMapping{{ContainerID: 0, HostID: 100000, Size: 65536}}
-			s.Linux.GIDMappings = s.Linux.UIDMappings
+			inUserns(s)
 			away := []specs.LinuxIDMapping{{ContainerID: 0, HostID: 300000, Size: 65536}}
 			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/etc", Type: "bind", Source: "/etc", Options: []string{"bind", "ro"}, UIDMappings: away, GIDMappings: away})
 		}, req: strictReq, level: Strict},
@@ -670,4 +664,12 @@ func TestFloorValidate(t *testing.T) {
 			}
 		})
 	}
+}
+
+// inUserns gives s a user namespace whose root is host uid and gid 100000
+// (65536 ids): host root unmapped.
+func inUserns(s *specs.Spec) {
+	s.Linux.Namespaces = append(s.Linux.Namespaces, specs.LinuxNamespace{Type: "user"})
+	s.Linux.UIDMappings = []specs.LinuxIDMapping{{ContainerID: 0, HostID: 100000, Size: 65536}}
+	s.Linux.GIDMappings = s.Linux.UIDMappings
 }
