@@ -78,6 +78,7 @@ func createOptions(c *ucli.Context) (runtime.CreateOptions, error) {
 		PidFile:       c.String("pid-file"),
 		ConsoleSocket: c.String("console-socket"),
 		PreserveFDs:   c.Int("preserve-fds"),
+		ListenFDs:     socketActivation(),
 		NoPivot:       c.Bool("no-pivot"),
 		NoNewKeyring:  c.Bool("no-new-keyring"),
 		SystemdCgroup: c.Bool("systemd-cgroup"),

@@ -709,3 +709,189 @@ func TestPostureAnnotation(t *testing.T) {
 	}
 	e.assertNothingLeft(id)
 }
+
+// An open file keeps the access it was opened with wherever it goes: the
+// container's mounts, namespaces, devices cgroup and Landlock are checked
+// when a file is opened, not when it is used. --preserve-fds of a host
+// directory handed a strict container the host's tree (it read a host
+// file through /proc/self/fd/3/), an O_PATH descriptor the file itself
+// (reopened through /proc/self/fd), and a pidfd, an inet socket or a
+// proc file reach the host's processes, network and kernel settings the
+// same way. 60620e7 ran each at strict with posture isolated. Strict
+// refuses them at create, run and exec; at standard the posture names
+// them; data channels still pass at strict.
+func TestStrictPassedHostHandlesRefused(t *testing.T) {
+	e := newEnv(t)
+	hostDir := filepath.Join(e.tmp, "host-dir")
+	writeTree(t, hostDir, map[string]string{"secret": "HOST-SECRET\n"}, 0o755)
+	script := `cat /proc/self/fd/3/secret /proc/self/fd/3 2>/dev/null; true`
+	handles := []struct {
+		name, what string
+		open       func(t *testing.T) *os.File
+	}{
+		{"directory", "the directory " + hostDir, func(t *testing.T) *os.File { return openFile(t, hostDir) }},
+		{"O_PATH", "an O_PATH descriptor of " + filepath.Join(hostDir, "secret"), func(t *testing.T) *os.File {
+			fd, err := unix.Open(filepath.Join(hostDir, "secret"), unix.O_PATH|unix.O_CLOEXEC, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return os.NewFile(uintptr(fd), "o_path")
+		}},
+		{"pidfd", "pidfs", func(t *testing.T) *os.File {
+			fd, err := unix.PidfdOpen(os.Getpid(), 0)
+			if err != nil {
+				t.Skipf("pidfd_open: %v", err)
+			}
+			return os.NewFile(uintptr(fd), "pidfd")
+		}},
+		{"tcp listener", "an inet tcp socket", func(t *testing.T) *os.File {
+			l, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close()
+			f, err := l.(*net.TCPListener).File()
+			if err != nil {
+				t.Fatal(err)
+			}
+			return f
+		}},
+		{"proc file", "a file of the kernel's proc: /proc/sys/kernel/core_pattern", func(t *testing.T) *os.File {
+			return openFile(t, "/proc/sys/kernel/core_pattern")
+		}},
+	}
+	for _, h := range handles {
+		t.Run(h.name, func(t *testing.T) {
+			f := h.open(t)
+			defer f.Close()
+			id := e.id()
+			r := badVettoFiles(e, []*os.File{f}, "run", "--security-level", "strict", "--preserve-fds", "1", "-b", e.bundle([]string{"sh", "-c", script}, strictSpec), id)
+			if strings.Contains(r.stdout, "HOST-SECRET") {
+				t.Errorf("a strict container read the host's file through the passed %s: %s", h.name, r)
+			}
+			if r.code != 125 || !strings.Contains(r.stderr, "[strict.passed-fds]") || !strings.Contains(r.stderr, h.what) {
+				t.Errorf("strict run passed a %s: %s; want 125 naming [strict.passed-fds] and %q", h.name, r, h.what)
+			}
+			e.assertNothingLeft(id)
+		})
+	}
+
+	// At standard it is the caller's to pass; the posture names it.
+	dir := openFile(t, hostDir)
+	defer dir.Close()
+	r := badVettoFiles(e, []*os.File{dir}, "run", "--preserve-fds", "1", "-b", e.bundle([]string{"sh", "-c", script}, strictSpec), e.id())
+	if r.code != 0 || !strings.Contains(r.stderr, "posture=weakened") || !strings.Contains(r.stderr, "host objects passed in: fd 3 (the directory "+hostDir+")") {
+		t.Errorf("standard run passed a directory: %s; want it run with the posture naming it", r)
+	}
+
+	// Data channels pass at strict: a pipe, then a file with a unix socket.
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+	if _, err := pw.WriteString("DATA-PIPE\n"); err != nil {
+		t.Fatal(err)
+	}
+	pw.Close()
+	file := openFile(t, filepath.Join(hostDir, "secret"))
+	defer file.Close()
+	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sock, peer := os.NewFile(uintptr(pair[0]), "sock"), os.NewFile(uintptr(pair[1]), "peer")
+	defer sock.Close()
+	defer peer.Close()
+	r = badVettoFiles(e, []*os.File{pr, file, sock}, "run", "--security-level", "strict", "--preserve-fds", "3", "-b",
+		e.bundle([]string{"sh", "-c", "cat <&3; cat <&4; echo THROUGH-SOCKET >&5"}, strictSpec), e.id())
+	if r.code != 0 || !strings.Contains(r.stdout, "DATA-PIPE\nHOST-SECRET\n") || !strings.Contains(r.stderr, "posture=isolated") {
+		t.Errorf("strict run passed a pipe, a file and a unix socket pair: %s; want them read, posture isolated", r)
+	}
+
+	// exec into a strict container judges its --preserve-fds the same.
+	id := e.id()
+	e.mustVetto("run", "-d", "--security-level", "strict", "-b", e.bundle([]string{"sleep", "1000"}, strictSpec), id)
+	r = badVettoFiles(e, []*os.File{dir}, "exec", "--preserve-fds", "1", id, "sh", "-c", script)
+	if strings.Contains(r.stdout, "HOST-SECRET") || r.code != 125 || !strings.Contains(r.stderr, "[strict.passed-fds]") {
+		t.Errorf("exec into a strict container passed a directory: %s; want 125 naming [strict.passed-fds], nothing read", r)
+	}
+	file2 := openFile(t, filepath.Join(hostDir, "secret"))
+	defer file2.Close()
+	if r := badVettoFiles(e, []*os.File{file2}, "exec", "--preserve-fds", "1", id, "sh", "-c", "cat <&3"); r.code != 0 || r.stdout != "HOST-SECRET\n" {
+		t.Errorf("exec into a strict container passed a file: %s; want it read", r)
+	}
+	e.mustVetto("delete", "-f", id)
+}
+
+// Socket activation (systemd's LISTEN_FDS, for the runtime's own pid):
+// the sockets go to the container as fds 3.., before --preserve-fds's,
+// and its process gets LISTEN_FDS and LISTEN_PID=1, as runc passes them.
+// A LISTEN_PID that is not the runtime's passes nothing. At strict a
+// listening unix socket passes and an inet one is refused like any
+// handle on the host.
+func TestSocketActivation(t *testing.T) {
+	e := newEnv(t)
+	sockPath := filepath.Join(e.tmp, "activation.sock")
+	l, err := net.Listen("unix", sockPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	listener, err := l.(*net.UnixListener).File()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer listener.Close()
+	extra := e.tempFile()
+	defer extra.Close()
+	if _, err := extra.WriteString("PRESERVED\n"); err != nil {
+		t.Fatal(err)
+	}
+	activated := func(pid string, files []*os.File, args ...string) result {
+		t.Helper()
+		// LISTEN_PID is the runtime's own pid: the shell's, which exec keeps.
+		cmd := exec.Command("sh", append([]string{"-c", `LISTEN_PID=` + pid + ` exec "$0" "$@"`, binary, "--root", e.root}, args...)...)
+		cmd.Env = append(os.Environ(), "LISTEN_FDS=1")
+		cmd.ExtraFiles = files
+		return e.runCmd(cmd)
+	}
+	script := `echo "LISTEN_FDS=$LISTEN_FDS LISTEN_PID=$LISTEN_PID"; [ -S /proc/self/fd/3 ] && echo FD3-SOCKET; cat <&4 2>/dev/null; true`
+	for _, level := range []string{"standard", "strict"} {
+		if _, err := extra.Seek(0, 0); err != nil {
+			t.Fatal(err)
+		}
+		r := activated("$$", []*os.File{listener, extra}, "run", "--security-level", level, "--preserve-fds", "1", "-b", e.bundle([]string{"sh", "-c", script}, strictSpec), e.id())
+		if r.code != 0 || !strings.Contains(r.stdout, "LISTEN_FDS=1 LISTEN_PID=1\nFD3-SOCKET\nPRESERVED\n") {
+			t.Errorf("%s run under socket activation: %s; want the listener at fd 3 with LISTEN_FDS=1 LISTEN_PID=1, the preserved file at fd 4", level, r)
+		}
+	}
+	r := activated("1", []*os.File{listener}, "run", "-b", e.bundle([]string{"sh", "-c", script}, strictSpec), e.id())
+	if r.code != 0 || !strings.Contains(r.stdout, "LISTEN_FDS= LISTEN_PID=\n") || strings.Contains(r.stdout, "FD3-SOCKET") {
+		t.Errorf("run with another process's LISTEN_PID: %s; want nothing passed", r)
+	}
+	tcp, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tcp.Close()
+	tf, err := tcp.(*net.TCPListener).File()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tf.Close()
+	id := e.id()
+	if r := activated("$$", []*os.File{tf}, "run", "--security-level", "strict", "-b", e.bundle([]string{"true"}, strictSpec), id); r.code != 125 || !strings.Contains(r.stderr, "fd 3 (an inet tcp socket") {
+		t.Errorf("strict run activated with a tcp listener: %s; want 125 naming it", r)
+	}
+	e.assertNothingLeft(id)
+}
+
+func openFile(t *testing.T, path string) *os.File {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}

@@ -3,6 +3,7 @@ package linux
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -95,6 +96,15 @@ func (b *Backend) Create(req *runtime.CreateRequest) (_ runtime.Container, _ run
 	if sp == nil {
 		sp = holderProcess()
 	}
+	if req.ListenFDs > 0 {
+		// Socket activation, as runc passes it on: the listeners are fds
+		// 3.. in the container too, and its process is the one they are
+		// for. The frozen spec stays as it is; the init checks its
+		// environment against this list.
+		withListen := *sp
+		withListen.Env = append(slices.Clip(sp.Env), "LISTEN_FDS="+strconv.Itoa(req.ListenFDs), "LISTEN_PID=1")
+		sp = &withListen
+	}
 	proc, err := newProcess(sp)
 	if err != nil {
 		return nil, nil, err
@@ -102,7 +112,10 @@ func (b *Backend) Create(req *runtime.CreateRequest) (_ runtime.Container, _ run
 	proc.Init = true
 	proc.InitExecutable = initExecutable(req.BinDir)
 	proc.LogLevel = strconv.Itoa(int(logrus.GetLevel()))
-	if err := preserveFDs(proc, req.PreserveFDs); err != nil {
+	if err := passFDs(proc, 3, req.ListenFDs, "LISTEN_FDS"); err != nil {
+		return nil, nil, err
+	}
+	if err := passFDs(proc, 3+req.ListenFDs, req.PreserveFDs, "--preserve-fds"); err != nil {
 		return nil, nil, err
 	}
 	if req.Landlock != "" || req.Canary {

@@ -37,7 +37,7 @@ func (c *container) Exec(req *runtime.ExecRequest) (_ int, _ runtime.Foreground,
 		proc.PreExec = shim.Config{Ruleset: req.Landlock}.Encode()
 	}
 	proc.LogLevel = strconv.Itoa(int(logrus.GetLevel()))
-	if err := preserveFDs(proc, req.PreserveFDs); err != nil {
+	if err := passFDs(proc, 3, req.PreserveFDs, "--preserve-fds"); err != nil {
 		return 0, nil, err
 	}
 	config := c.lc.Config()
@@ -112,19 +112,19 @@ func waitPastInit(pid int) {
 	}
 }
 
-// preserveFDs passes the caller's fds 3..3+n-1 to the process. Each must be
-// one the caller handed us: it survived our execve, so its close-on-exec
-// flag is clear. One with the flag set is our own (since Go 1.25 the Go
-// runtime opens cgroup files at start, at fds 3 and 4 when nothing was
-// inherited) and must not reach the container.
-func preserveFDs(proc *libcontainer.Process, n int) error {
-	for i := 0; i < n; i++ {
-		fd := 3 + i
+// passFDs passes the caller's fds first..first+n-1 to the process, asked
+// for by flag (--preserve-fds, LISTEN_FDS). Each must be one the caller
+// handed us: it survived our execve, so its close-on-exec flag is clear.
+// One with the flag set is our own (since Go 1.25 the Go runtime opens
+// cgroup files at start, at fds 3 and 4 when nothing was inherited) and
+// must not reach the container.
+func passFDs(proc *libcontainer.Process, first, n int, flag string) error {
+	for fd := first; fd < first+n; fd++ {
 		flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)
 		if err != nil || flags&unix.FD_CLOEXEC != 0 {
-			return runtime.Errorf(runtime.ErrInvalidInput, "--preserve-fds=%d: fd %d is not open", n, fd)
+			return runtime.Errorf(runtime.ErrInvalidInput, "%s=%d: fd %d is not open", flag, n, fd)
 		}
-		proc.ExtraFiles = append(proc.ExtraFiles, os.NewFile(uintptr(fd), "preserved-fd-"+strconv.Itoa(fd)))
+		proc.ExtraFiles = append(proc.ExtraFiles, os.NewFile(uintptr(fd), "passed-fd-"+strconv.Itoa(fd)))
 	}
 	return nil
 }

@@ -122,7 +122,11 @@ type CreateRequest struct {
 	Spec *specs.Spec
 
 	ConsoleSocket string // unix socket to send the pty master to
-	PreserveFDs   int    // pass fds 3..3+n-1 to the container
+	// ListenFDs are socket activation's (LISTEN_FDS): fds 3..3+n-1 go to
+	// the container as they are, and its process gets LISTEN_FDS=n and
+	// LISTEN_PID=1 (runc's contract). PreserveFDs follow them.
+	ListenFDs   int
+	PreserveFDs int // pass the next n fds to the container too
 	// BinDir is a directory private to the runtime's user that outlives
 	// containers (bin/ of the evidence directory), for a BinDirBackend's
 	// own executables; "" where there is none.

@@ -27,6 +27,10 @@ type CreateOptions struct {
 	PidFile       string
 	ConsoleSocket string
 	PreserveFDs   int
+	// ListenFDs is the number of fds socket activation passed the
+	// runtime (LISTEN_FDS, with LISTEN_PID its pid): they go to the
+	// container before the preserved ones.
+	ListenFDs     int
 	NoPivot       bool
 	NoNewKeyring  bool
 	SystemdCgroup bool
@@ -198,6 +202,7 @@ func (r *Runtime) create(opts CreateOptions) (_ *created, retErr error) {
 		Bundle:         bundle,
 		Spec:           plan.frozen.spec,
 		ConsoleSocket:  opts.ConsoleSocket,
+		ListenFDs:      opts.ListenFDs,
 		PreserveFDs:    opts.PreserveFDs,
 		BinDir:         r.binDir(),
 		Landlock:       d.Landlock,

@@ -87,6 +87,20 @@ func (r *Runtime) Exec(opts ExecOptions) (int, error) {
 	if bad := launch.Exec(sp.Process, proc); len(bad) > 0 {
 		return -1, fmt.Errorf("exec %q: %w", opts.ID, refusal(rec.Level, bad))
 	}
+	if opts.PreserveFDs < 0 {
+		return -1, Errorf(ErrInvalidInput, "--preserve-fds must not be negative")
+	}
+	passed, err := examinePassed(0, opts.PreserveFDs)
+	if err != nil {
+		return -1, fmt.Errorf("exec %q: %w", opts.ID, err)
+	}
+	bad, handles := launch.ExecPassed(rec.Level, passed)
+	if len(bad) > 0 {
+		return -1, fmt.Errorf("exec %q: %w", opts.ID, refusal(rec.Level, bad))
+	}
+	if handles != "" {
+		r.Warnf("exec %q: %s", opts.ID, handles)
+	}
 	if err := checkExecTerminal(proc.Terminal, opts); err != nil {
 		return -1, err
 	}
@@ -95,7 +109,7 @@ func (r *Runtime) Exec(opts ExecOptions) (int, error) {
 		return -1, fmt.Errorf("exec %q: %w", opts.ID, err)
 	}
 	if err := r.Store.auditLocked(AuditEvent{ID: rec.ID, Spec: rec.SpecHash, Level: rec.Level.String(), Event: "exec",
-		Reason: fmt.Sprintf("pid %d: %s", pid, strings.Join(proc.Args, " "))}, false); err != nil {
+		Reason: strings.TrimSuffix(fmt.Sprintf("pid %d: %s; %s", pid, strings.Join(proc.Args, " "), handles), "; ")}, false); err != nil {
 		r.Warnf("exec %q: %v", opts.ID, err)
 	}
 	// conmon's only sign that a detached exec failed is a missing pid

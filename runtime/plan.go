@@ -9,6 +9,7 @@ import (
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
+	"github.com/vetto-dev/vetto-runtime/hooks"
 	"github.com/vetto-dev/vetto-runtime/landlock"
 	"github.com/vetto-dev/vetto-runtime/runtime/launch"
 )
@@ -89,6 +90,9 @@ func (r *Runtime) plan(opts CreateOptions, bundle string, s *specs.Spec) (*Plan,
 	if host.Platform, err = r.platformFacts(opts, bundle, s); err != nil {
 		return nil, err
 	}
+	if host.Passed, err = examinePassed(opts.ListenFDs, opts.PreserveFDs); err != nil {
+		return nil, err
+	}
 	// A platform whose containers report host-fact verdicts is verified
 	// through them; without any, the evaluator names the verify
 	// degradation.
@@ -120,7 +124,7 @@ func (r *Runtime) platformFacts(opts CreateOptions, bundle string, s *specs.Spec
 	}
 	p, err := pb.Platform(&CreateRequest{
 		ID: opts.ID, Dir: r.Store.BackendDir(opts.ID), Bundle: bundle, Spec: s,
-		ConsoleSocket: opts.ConsoleSocket, PreserveFDs: opts.PreserveFDs, SystemdCgroup: opts.SystemdCgroup,
+		ConsoleSocket: opts.ConsoleSocket, ListenFDs: opts.ListenFDs, PreserveFDs: opts.PreserveFDs, SystemdCgroup: opts.SystemdCgroup,
 		Foreground: opts.foreground, NoSubreaper: opts.noSubreaper,
 	})
 	if err != nil {
@@ -240,4 +244,25 @@ func (r *Runtime) landlockABI() (int, error) {
 		return r.LandlockABI()
 	}
 	return landlock.HostABI()
+}
+
+// examinePassed says what each file passed in besides stdio is: the
+// listen fds first, then the preserved ones (hooks.PassedRange). An fd the
+// caller did not pass is bad input, named by the flag or variable that
+// asked for it.
+func examinePassed(listen, preserve int) ([]hooks.PassedFD, error) {
+	if listen+preserve == 0 {
+		return nil, nil
+	}
+	passed := hooks.ExaminePassed(hooks.PassedRange(listen, preserve))
+	for _, p := range passed {
+		if !p.NotPassed {
+			continue
+		}
+		if p.FD < 3+listen {
+			return nil, Errorf(ErrInvalidInput, "LISTEN_FDS=%d: fd %d is not open", listen, p.FD)
+		}
+		return nil, Errorf(ErrInvalidInput, "--preserve-fds=%d: fd %d is not open", preserve, p.FD)
+	}
+	return passed, nil
 }

@@ -8,6 +8,7 @@ import (
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
+	"github.com/vetto-dev/vetto-runtime/hooks"
 	"github.com/vetto-dev/vetto-runtime/landlock"
 	"github.com/vetto-dev/vetto-runtime/spec"
 )
@@ -73,6 +74,9 @@ type Host struct {
 	// and host-wide evidence directory, symlinks resolved ("" if none):
 	// what every later command of the runtime believes.
 	StateRoot, Evidence string
+	// Passed is what each file passed in besides stdio is (create's and
+	// run's --preserve-fds, socket activation's LISTEN_FDS).
+	Passed []hooks.PassedFD
 	// Platform is what the backend's own translator found its platform
 	// cannot honour (darwin, windows); nil on Linux, whose gaps the
 	// evaluator reads from the spec and the host above.
@@ -222,6 +226,10 @@ func Evaluate(req Request, host Host, floor *Floor) *Decision {
 	if rootfs != "" {
 		d.Posture.Weakened = append(d.Posture.Weakened, rootfs)
 	}
+	handles := hooks.HostHandles(host.Passed)
+	if len(handles) > 0 {
+		d.Posture.Weakened = append(d.Posture.Weakened, "host objects passed in: "+strings.Join(handles, ", "))
+	}
 	if s.Annotations[AnnotationPosture] == "isolated" && !d.Posture.Isolated() {
 		v.add(RulePostureAnnotated, "the bundle asks for an isolated posture (%s=isolated), but the spec is %s", AnnotationPosture, d.Posture)
 	}
@@ -230,6 +238,9 @@ func Evaluate(req Request, host Host, floor *Floor) *Decision {
 		checkStrict(s, host, floor, &v)
 		if rootfs != "" {
 			v.add(RuleStrictRootfs, "%s", rootfs)
+		}
+		if len(handles) > 0 {
+			v.add(RuleStrictPassedFDs, "files passed in that reach the host: %s", strings.Join(handles, ", "))
 		}
 	}
 

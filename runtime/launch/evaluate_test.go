@@ -8,6 +8,7 @@ import (
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
+	"github.com/vetto-dev/vetto-runtime/hooks"
 	"github.com/vetto-dev/vetto-runtime/spec"
 )
 
@@ -474,6 +475,20 @@ func TestEvaluate(t *testing.T) {
 			s.Linux.Seccomp = nil
 		}, rules: []RuleID{RulePostureAnnotated}},
 		{name: "credentials weaken the posture", edit: withCredentials(`[{"host":"api.example.test","header":"Authorization","env":"CI_JOB_TOKEN"}]`),
+			floor: func(f *Floor) { f.Forbid.Weakened = true }, rules: []RuleID{RuleFloorWeakened}},
+
+		// An open file passed in keeps its access past the container's
+		// mounts and namespaces.
+		{name: "strict: a host directory passed in", edit: func(*specs.Spec) {},
+			host: func(h *Host) {
+				h.Passed = []hooks.PassedFD{{FD: 3, What: "a pipe", Channel: true}, {FD: 4, What: "the directory /srv"}}
+			}, req: strictReq, rules: []RuleID{RuleStrictPassedFDs}, level: Strict},
+		{name: "strict: data channels passed in", edit: func(*specs.Spec) {},
+			host: func(h *Host) {
+				h.Passed = []hooks.PassedFD{{FD: 3, What: "a pipe", Channel: true}, {FD: 4, What: "a listening unix socket", Channel: true}}
+			}, req: strictReq, level: Strict},
+		{name: "a host handle passed in weakens the posture", edit: func(*specs.Spec) {},
+			host:  func(h *Host) { h.Passed = []hooks.PassedFD{{FD: 3, What: "a pidfd"}} },
 			floor: func(f *Floor) { f.Forbid.Weakened = true }, rules: []RuleID{RuleFloorWeakened}},
 
 		// A container cannot rewrite the runtime's record of it.

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/vetto-dev/vetto-runtime/hooks"
 )
 
 // Exec decides whether proc may run in a container whose own process is
@@ -107,4 +109,23 @@ func optInt(p *int) string {
 		return "(unset)"
 	}
 	return fmt.Sprint(*p)
+}
+
+// ExecPassed judges the files an exec passes in besides stdio
+// (--preserve-fds) as create judges its own: in a container launched at
+// strict one that reaches the host is refused (RuleStrictPassedFDs);
+// below strict it is allowed, and the returned note names it for the
+// audit log and the caller.
+func ExecPassed(level Level, passed []hooks.PassedFD) (Violations, string) {
+	handles := hooks.HostHandles(passed)
+	if len(handles) == 0 {
+		return nil, ""
+	}
+	what := strings.Join(handles, ", ")
+	if level == Strict {
+		var v violations
+		v.add(RuleStrictPassedFDs, "files passed in that reach the host: %s", what)
+		return v.list, ""
+	}
+	return nil, "host objects passed in: " + what
 }

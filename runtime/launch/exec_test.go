@@ -6,6 +6,7 @@ import (
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
+	"github.com/vetto-dev/vetto-runtime/hooks"
 	"github.com/vetto-dev/vetto-runtime/spec"
 )
 
@@ -148,6 +149,36 @@ func TestUpdate(t *testing.T) {
 			}
 			if want, _ := spec.PidsLimit(tt.res); want != nil && (next.Pids == nil || *next.Pids != *want) {
 				t.Errorf("next pids %v, want %d", next.Pids, *want)
+			}
+		})
+	}
+}
+
+func TestExecPassed(t *testing.T) {
+	pipe := hooks.PassedFD{FD: 3, What: "a pipe", Channel: true}
+	dir := hooks.PassedFD{FD: 4, What: "the directory /srv"}
+	tests := []struct {
+		name   string
+		level  Level
+		passed []hooks.PassedFD
+		rules  []RuleID
+		note   string
+	}{
+		{"nothing passed", Strict, nil, nil, ""},
+		{"a pipe at strict", Strict, []hooks.PassedFD{pipe}, nil, ""},
+		{"a directory at strict", Strict, []hooks.PassedFD{pipe, dir}, []RuleID{RuleStrictPassedFDs}, ""},
+		{"a directory at standard is named", Standard, []hooks.PassedFD{pipe, dir}, nil, "host objects passed in: fd 4 (the directory /srv)"},
+		{"a directory at degraded is named", Degraded, []hooks.PassedFD{dir}, nil, "host objects passed in: fd 4 (the directory /srv)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			bad, note := ExecPassed(tt.level, tt.passed)
+			var got []string
+			for _, v := range bad {
+				got = append(got, string(v.Rule))
+			}
+			if strings.Join(got, ",") != strings.Join(ids(tt.rules), ",") || note != tt.note {
+				t.Fatalf("ExecPassed: violations %v note %q, want %v and %q", bad, note, tt.rules, tt.note)
 			}
 		})
 	}

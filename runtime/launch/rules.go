@@ -93,6 +93,7 @@ const (
 	RuleStrictAppArmor       RuleID = "strict.apparmor.unconfined"
 	RuleStrictSysctl         RuleID = "strict.sysctl.host"
 	RuleStrictPriority       RuleID = "strict.priority.host"
+	RuleStrictPassedFDs      RuleID = "strict.passed-fds"
 	RuleStrictVerify         RuleID = "strict.verify"
 	RuleStrictNoDegradation  RuleID = "strict.no-degradation"
 	RuleDegradeStandard      RuleID = "standard.degradation"
@@ -171,6 +172,7 @@ var Rules = []Rule{
 	{RuleStrictCredentials, "strict", KindLevel, "no credential (dev.vetto.credentials) but those the operator allows for their host (allow.credentials): the relay would send a secret of the host to a host the bundle chose", "remove the credentials, or have the operator allow each as \"HOST file /path\" or \"HOST env NAME\""},
 	{RuleStrictAppArmor, "strict", KindLevel, "process.apparmorProfile is not \"unconfined\" where AppArmor is enabled", "leave it empty or name a profile"},
 	{RuleStrictPriority, "strict", KindLevel, "process.scheduler, process.ioPriority and the priority rlimits put the process above no host process: no real-time policy (SCHED_FIFO, SCHED_RR, SCHED_DEADLINE), no negative nice, no real-time I/O class (the runtime sets them with every capability it holds), no RLIMIT_RTPRIO above 0 and no RLIMIT_NICE above 20 (with which the workload takes them itself)", "remove them, or use SCHED_OTHER/SCHED_BATCH/SCHED_IDLE, a nice of 0 or more, the best-effort or idle I/O class and RLIMIT_RTPRIO 0, RLIMIT_NICE 20 or less"},
+	{RuleStrictPassedFDs, "strict", KindLevel, "every file passed in besides stdio (--preserve-fds, socket activation's LISTEN_FDS; exec's --preserve-fds too) only carries data: a pipe, a connected or listening unix stream socket, a file of an ordinary file system, /dev/null, zero, full, random or urandom. An open file keeps its access in the container, past its mounts, namespaces, devices cgroup and Landlock: a directory or O_PATH descriptor opens the host's tree through \"..\", a terminal takes TIOCSTI, a device, a proc, sysfs or cgroup file, a pidfd or namespace acts on the host, an inet socket connects anywhere from the host's network", "pass data channels only: open the file itself rather than its directory, a unix socket rather than an inet one, and leave the rest to the spec (mounts, devices)"},
 	{RuleStrictSysctl, "strict", KindLevel, "linux.sysctl sets only namespaced sysctls (kernel.shm*, kernel.msg*, kernel.sem, fs.mqueue.*, net.*, kernel.hostname, kernel.domainname)", "remove the others"},
 	{RuleStrictVerify, "strict", KindLevel, "pre- and post-launch verification from host facts (no --no-verify; a platform with host facts)", "drop --no-verify, or use --security-level standard with --allow-degraded=verify"},
 	{RuleStrictNoDegradation, "strict", KindLevel, "no degradation at all, whatever --allow-degraded or the bundle says", "give the host what is missing, or use --security-level standard with --allow-degraded"},
