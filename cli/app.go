@@ -19,6 +19,7 @@ import (
 
 	"github.com/vetto-dev/vetto-runtime/hooks"
 	"github.com/vetto-dev/vetto-runtime/platform"
+	"github.com/vetto-dev/vetto-runtime/report"
 	"github.com/vetto-dev/vetto-runtime/runtime"
 )
 
@@ -165,8 +166,9 @@ func configureLogging(c *ucli.Context) error {
 	}
 	switch f := c.String("log-format"); f {
 	case "", "text":
+		logrus.SetFormatter(printableFormatter{new(logrus.TextFormatter)})
 	case "json":
-		logrus.SetFormatter(new(logrus.JSONFormatter))
+		logrus.SetFormatter(printableFormatter{new(logrus.JSONFormatter)})
 	default:
 		return runtime.Errorf(runtime.ErrInvalidInput, "invalid --log-format %q: want text or json", f)
 	}
@@ -197,7 +199,7 @@ func configureLogging(c *ucli.Context) error {
 func reportError(stderr io.Writer, err error) {
 	logrus.Error(err)
 	if !logToStderr() {
-		fmt.Fprintln(stderr, "vetto-runtime:", err)
+		fmt.Fprintln(stderr, "vetto-runtime:", report.PrintableLines(err.Error()))
 	}
 }
 
@@ -278,11 +280,12 @@ func withUsageErrors(cmds []*ucli.Command, prefix string) {
 // when a supervisor set one (then stderr may be the container's own
 // stream, which must not carry our lines).
 func launchf(format string, args ...any) {
+	line := report.Printable(fmt.Sprintf(format, args...))
 	if logToStderr() {
-		fmt.Fprintf(os.Stderr, format+"\n", args...)
+		fmt.Fprintln(os.Stderr, line)
 		return
 	}
-	logrus.Infof(format, args...)
+	logrus.Info(line)
 }
 
 // withRuntime is the shape of every command that acts on containers: check
@@ -318,4 +321,17 @@ func args(c *ucli.Context, min, max int) error {
 		return runtime.Errorf(runtime.ErrInvalidInput, "%q requires %s argument(s)", c.Command.Name, want)
 	}
 	return nil
+}
+
+// printableFormatter escapes what a terminal would act on in every log
+// message (report.Printable) before the inner formatter writes it. A
+// refusal or warning quotes the bundle's and the workload's text (a mount
+// destination, a planted file's name), and logrus's text formatter
+// writes the message raw when stderr is a terminal; the JSON one leaves
+// C1 controls and bidirectional overrides as they are.
+type printableFormatter struct{ inner logrus.Formatter }
+
+func (f printableFormatter) Format(e *logrus.Entry) ([]byte, error) {
+	e.Message = report.PrintableLines(e.Message)
+	return f.inner.Format(e)
 }

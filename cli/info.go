@@ -13,6 +13,7 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
+	"github.com/vetto-dev/vetto-runtime/report"
 	"github.com/vetto-dev/vetto-runtime/runtime"
 )
 
@@ -69,7 +70,7 @@ func (h *host) listCommand() *ucli.Command {
 			w := tabwriter.NewWriter(c.App.Writer, 12, 1, 3, ' ', 0)
 			fmt.Fprint(w, "ID\tPID\tSTATUS\tBUNDLE\tCREATED\tOWNER\n")
 			for _, s := range list {
-				fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%s\t%s\n", s.ID, s.Pid, s.Status, s.Bundle, s.Created.Format(time.RFC3339Nano), s.Owner)
+				fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%s\t%s\n", report.Printable(s.ID), s.Pid, s.Status, report.Printable(s.Bundle), s.Created.Format(time.RFC3339Nano), report.Printable(s.Owner))
 			}
 			return w.Flush()
 		},

@@ -5,6 +5,7 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
+	"github.com/vetto-dev/vetto-runtime/report"
 	"github.com/vetto-dev/vetto-runtime/runtime"
 )
 
@@ -91,7 +92,7 @@ func dryRun(c *ucli.Context, r *runtime.Runtime, opts runtime.CreateOptions) err
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(c.App.Writer, line)
+	fmt.Fprintln(c.App.Writer, report.Printable(line))
 	return nil
 }
 

@@ -14,6 +14,7 @@ import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	ucli "github.com/urfave/cli/v2"
 
+	"github.com/vetto-dev/vetto-runtime/report"
 	"github.com/vetto-dev/vetto-runtime/runtime"
 )
 
@@ -76,14 +77,14 @@ func psTable(w io.Writer, pids []int, psArgs []string) error {
 	for _, p := range pids {
 		in[p] = true
 	}
-	fmt.Fprintln(w, lines[0])
+	fmt.Fprintln(w, report.Printable(lines[0]))
 	for _, line := range lines[1:] {
 		f := strings.Fields(line)
 		if len(f) <= pidCol {
 			continue
 		}
 		if pid, err := strconv.Atoi(f[pidCol]); err == nil && in[pid] {
-			fmt.Fprintln(w, line)
+			fmt.Fprintln(w, report.Printable(line))
 		}
 	}
 	return nil

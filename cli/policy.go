@@ -12,6 +12,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/vetto-dev/vetto-runtime/hostpolicy"
+	"github.com/vetto-dev/vetto-runtime/report"
 	"github.com/vetto-dev/vetto-runtime/runtime"
 	"github.com/vetto-dev/vetto-runtime/runtime/launch"
 	"github.com/vetto-dev/vetto-runtime/spec"
@@ -84,7 +85,7 @@ every problem with its file, line and key. Exits 1 if there is any.`,
 						var es spec.PolicyErrors
 						if errors.As(err, &es) {
 							for _, e := range es {
-								fmt.Fprintln(c.App.ErrWriter, e)
+								fmt.Fprintln(c.App.ErrWriter, report.Printable(e.Error()))
 							}
 							return runtime.Errorf(runtime.ErrInvalidInput, "%s: %d problem(s)", name, len(es))
 						}
@@ -257,6 +258,6 @@ func explainPolicy(c *ucli.Context, file string, cmd []string) (name string, pla
 
 func printWarnings(w io.Writer, plan *spec.Plan) {
 	for _, warning := range plan.Warnings {
-		fmt.Fprintln(w, "warning:", warning)
+		fmt.Fprintln(w, "warning:", report.Printable(warning))
 	}
 }

@@ -10,6 +10,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/vetto-dev/vetto-runtime/hooks"
+	"github.com/vetto-dev/vetto-runtime/report"
 	"github.com/vetto-dev/vetto-runtime/runtime"
 	"github.com/vetto-dev/vetto-runtime/spec"
 )
@@ -69,12 +70,13 @@ checks leave it running and not verified (exit 0, summary INCONCLUSIVE).`,
 				if len(weakened) > 0 {
 					line += " (" + strings.Join(weakened, ", ") + ")"
 				}
-				fmt.Fprintln(c.App.Writer, line)
+				fmt.Fprintln(c.App.Writer, report.Printable(line))
 			}
 			w := tabwriter.NewWriter(c.App.Writer, 4, 4, 2, ' ', 0)
 			fmt.Fprintln(w, "CHECK\tVERDICT\tEVIDENCE\tEXPECTED\tFOUND")
 			for _, res := range results {
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", res.Check, res.Verdict, res.Evidence, res.Expected, res.Found)
+				p := report.Printable
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", p(res.Check), p(string(res.Verdict)), p(string(res.Evidence)), p(res.Expected), p(res.Found))
 			}
 			if posture == "weakened" {
 				// Never a clean PASS: the container is what its spec

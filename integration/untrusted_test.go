@@ -895,3 +895,62 @@ func openFile(t *testing.T, path string) *os.File {
 	}
 	return f
 }
+
+// What vetto prints for a person quotes the bundle's own text. A mount
+// destination with a carriage return and an erase-line sequence rewrote
+// the launch line on the operator's terminal to read "posture=isolated"
+// and hid the rest (60620e7 wrote it raw); the same text reached the
+// terminal raw in a strict refusal (logrus writes a message as it is when
+// stderr is a terminal), in verify's table and in report's story. Each is
+// now written with the control characters escaped.
+func TestTerminalOutputCannotBeForged(t *testing.T) {
+	e := newEnv(t)
+	forged := "/dev/h\r\x1b[Ksandbox: linux tier=full net=none level=standard posture=isolated\x1b[8m"
+	bindForged := func(s *specs.Spec) {
+		s.Mounts = append(s.Mounts, specs.Mount{Destination: forged, Type: "bind", Source: "/", Options: []string{"rbind", "ro"}})
+	}
+	clean := func(what, out string) {
+		t.Helper()
+		if strings.Contains(out, "\x1b[K") || strings.Contains(out, "\x1b[8m") || strings.Contains(out, "h\rsandbox") {
+			t.Errorf("%s wrote the bundle's control characters raw: %q", what, out)
+		}
+		if !strings.Contains(out, `/dev/h\r\x1b[Ksandbox`) {
+			t.Errorf("%s does not show the destination escaped: %q", what, out)
+		}
+	}
+	audit := filepath.Join(e.tmp, "audit.jsonl")
+
+	// The launch line.
+	r := e.vetto("--audit-log", audit, "run", "-b", e.bundle([]string{"true"}, bindForged), e.id())
+	if r.code != 0 {
+		t.Fatalf("run: %s", r)
+	}
+	clean("the launch line", r.stderr)
+
+	// A refusal, on a terminal.
+	script, err := exec.LookPath("script")
+	if err != nil {
+		t.Fatalf("script(1) from util-linux is needed to give the runtime a terminal: %v", err)
+	}
+	refused := e.id()
+	inner := strings.Join([]string{consoleQuote(binary), "--root", consoleQuote(e.root), "run", "--security-level", "strict", "-b", consoleQuote(e.bundle([]string{"true"}, bindForged)), refused}, " ")
+	out := e.tempFile()
+	defer out.Close()
+	cmd := exec.Command(script, "-qec", inner, "/dev/null")
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if code := exitCode(t, cmd); code != 125 {
+		t.Errorf("strict run on a terminal: exit %d, want 125: %q", code, readAll(t, out))
+	}
+	clean("a refusal on a terminal", readAll(t, out))
+	e.assertNothingLeft(refused)
+
+	// verify's table, and report's story.
+	id := e.id()
+	e.mustVetto("--audit-log", audit, "run", "-d", "-b", e.bundle([]string{"sleep", "1000"}, bindForged), id)
+	clean("verify", e.vetto("verify", id).stdout)
+	e.mustVetto("delete", "-f", id)
+	clean("report", e.mustVetto("report", audit).stdout)
+}

@@ -23,45 +23,48 @@ var Formats = map[string]func(io.Writer, []*Story) error{
 // Text is the stories for a person: one block per container.
 func Text(w io.Writer, stories []*Story) error {
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	// The log is the containers' own words too (a bundle path, a
+	// warning naming a planted file): nothing a terminal acts on.
+	p := Printable
 	for i, s := range stories {
 		if i > 0 {
 			fmt.Fprintln(tw)
 		}
-		fmt.Fprintf(tw, "container %s\t%s\n", s.ID, strings.ToUpper(s.Outcome))
+		fmt.Fprintf(tw, "container %s\t%s\n", p(s.ID), p(strings.ToUpper(s.Outcome)))
 		if s.Level != "" {
-			fmt.Fprintf(tw, "  level\t%s\n", s.Level)
+			fmt.Fprintf(tw, "  level\t%s\n", p(s.Level))
 		}
 		if s.Spec != "" {
-			fmt.Fprintf(tw, "  spec\t%s\n", s.Spec)
+			fmt.Fprintf(tw, "  spec\t%s\n", p(s.Spec))
 		}
 		if s.Bundle != "" {
-			fmt.Fprintf(tw, "  bundle\t%s\n", s.Bundle)
+			fmt.Fprintf(tw, "  bundle\t%s\n", p(s.Bundle))
 		}
 		if s.Launch != "" {
-			fmt.Fprintf(tw, "  launch\t%s\n", s.Launch)
+			fmt.Fprintf(tw, "  launch\t%s\n", p(s.Launch))
 		}
 		for _, warn := range s.Warnings {
-			fmt.Fprintf(tw, "  warning\t%s\n", warn)
+			fmt.Fprintf(tw, "  warning\t%s\n", p(warn))
 		}
 		if s.Refused != "" {
-			fmt.Fprintf(tw, "  refused\texit %d: %s\n", s.Exit, s.Refused)
+			fmt.Fprintf(tw, "  refused\texit %d: %s\n", s.Exit, p(s.Refused))
 		}
 		for _, r := range s.Rounds {
 			line := fmt.Sprintf("%s (%d checks)", r.Outcome, len(r.Results))
 			if r.Outcome != "PASS" {
 				line += ": " + hooks.Brief(r.Results)
 			}
-			fmt.Fprintf(tw, "  %s %s\t%s\n", r.Time.Format("15:04:05.000"), r.Phase, line)
+			fmt.Fprintf(tw, "  %s %s\t%s\n", r.Time.Format("15:04:05.000"), p(r.Phase), p(line))
 		}
 		if rc := s.Receipt; rc != nil {
 			line := rc.String()
 			if m := rc.Monitor; m != nil {
 				line += fmt.Sprintf("; monitor: %d rounds, %d kills", m.Rounds, m.Kills)
 			}
-			fmt.Fprintf(tw, "  receipt\t%s\n", line)
+			fmt.Fprintf(tw, "  receipt\t%s\n", p(line))
 		}
 		if s.State != "" {
-			fmt.Fprintf(tw, "  last state\t%s\n", s.State)
+			fmt.Fprintf(tw, "  last state\t%s\n", p(s.State))
 		}
 	}
 	return tw.Flush()
