@@ -737,7 +737,7 @@ func TestStrictPassedHostHandlesRefused(t *testing.T) {
 			}
 			return os.NewFile(uintptr(fd), "o_path")
 		}},
-		{"pidfd", "pidfs", func(t *testing.T) *os.File {
+		{"pidfd", "[pidfd]", func(t *testing.T) *os.File {
 			fd, err := unix.PidfdOpen(os.Getpid(), 0)
 			if err != nil {
 				t.Skipf("pidfd_open: %v", err)
