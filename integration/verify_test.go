@@ -496,6 +496,47 @@ func TestVerifyLimitsDrift(t *testing.T) {
 	e.mustVetto("delete", id)
 }
 
+// update --memory 0 is runc's "leave the memory limit as it is", and
+// --pids-limit 0 writes pids.max 1 (libcontainer's mapping). 60620e7
+// recorded both as 0 — no limit — so the next verify of a strict
+// container no longer checked either while the cgroup kept them, and a
+// write behind the runtime's back that lifted the memory limit went
+// unseen. The record now holds what the cgroup was given.
+func TestUpdateZeroKeepsLimitsVerified(t *testing.T) {
+	e := newEnv(t)
+	e.fault = "no-monitor" // verify's catch, not the monitor's
+	id := e.id()
+	e.mustVetto("run", "-d", "--security-level", "strict", "-b", e.bundle([]string{"sleep", "100"}, strictSpec), id)
+	e.mustVetto("update", "--memory", "0", "--pids-limit", "0", id)
+	v, r := e.verify(id)
+	if r.code != 0 || v.Verification != "PASS" || v.verdict("P7/limits/memory") != "PASS" || v.verdict("P7/limits/pids") != "PASS" ||
+		!strings.Contains(r.stdout, "pids.max = 1") {
+		t.Fatalf("verify after update --memory 0 --pids-limit 0: %s; want both limits checked, pids.max 1", r)
+	}
+	var memFile, value string
+	for _, f := range []struct{ path, value string }{
+		{"/sys/fs/cgroup/memory/vetto-runtime/" + id + "/memory.limit_in_bytes", "-1"},
+		{"/sys/fs/cgroup/vetto-runtime/" + id + "/memory.max", "max"},
+	} {
+		if fileExists(f.path) {
+			memFile, value = f.path, f.value
+			break
+		}
+	}
+	if memFile == "" {
+		t.Fatal("no memory limit file for the container")
+	}
+	if err := os.WriteFile(memFile, []byte(value), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	v, r = e.verify(id)
+	if r.code != 125 || strings.Join(v.failing(), ",") != "P7/limits/memory" {
+		t.Fatalf("verify after the memory limit was lifted behind the runtime: %s; want 125, P7/limits/memory FAIL", r)
+	}
+	e.waitStatus(id, "stopped")
+	e.mustVetto("delete", id)
+}
+
 func fileExists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil

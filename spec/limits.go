@@ -52,11 +52,18 @@ func MemoryLimit(res *specs.LinuxResources) (*int64, error) {
 	return limitOf(res, UnifiedMemoryMax, true, typed)
 }
 
-// PidsLimit is MemoryLimit for the pids limit ("pids.max").
+// PidsLimit is MemoryLimit for the pids limit ("pids.max"). A typed limit
+// of 0 is 1: what libcontainer writes for it, with every cgroup driver
+// (systemd's TasksMax cannot be 0), so what is checked and recorded is
+// what the cgroup holds.
 func PidsLimit(res *specs.LinuxResources) (*int64, error) {
 	var typed *int64
 	if res != nil && res.Pids != nil {
 		typed = res.Pids.Limit
+	}
+	if typed != nil && *typed == 0 {
+		one := int64(1)
+		typed = &one
 	}
 	return limitOf(res, UnifiedPidsMax, false, typed)
 }

@@ -19,6 +19,8 @@ func TestMemoryAndPidsLimit(t *testing.T) {
 		{"typed", &specs.LinuxResources{Memory: &specs.LinuxMemory{Limit: i64(1 << 30)}, Pids: &specs.LinuxPids{Limit: i64(64)}}, i64(1 << 30), i64(64), false, false},
 		{"unified max wins over typed", &specs.LinuxResources{Memory: &specs.LinuxMemory{Limit: i64(1 << 30)}, Pids: &specs.LinuxPids{Limit: i64(64)},
 			Unified: map[string]string{"memory.max": "max", "pids.max": "max"}}, i64(-1), i64(-1), false, false},
+		{"typed pids 0 is pids.max 1", &specs.LinuxResources{Pids: &specs.LinuxPids{Limit: i64(0)}}, nil, i64(1), false, false},
+		{"unified pids 0 is 0", &specs.LinuxResources{Pids: &specs.LinuxPids{Limit: i64(0)}, Unified: map[string]string{"pids.max": "0"}}, nil, i64(0), false, false},
 		{"unified number", &specs.LinuxResources{Unified: map[string]string{"memory.max": "268435456\n", "pids.max": " 100 "}}, i64(256 << 20), i64(100), false, false},
 		{"unified size suffixes", &specs.LinuxResources{Unified: map[string]string{"memory.max": "2G"}}, i64(2 << 30), nil, false, false},
 		{"lower-case suffix", &specs.LinuxResources{Unified: map[string]string{"memory.max": "512m"}}, i64(512 << 20), nil, false, false},

@@ -183,3 +183,39 @@ func TestExecPassed(t *testing.T) {
 		})
 	}
 }
+
+// A typed limit of 0 in an update is what libcontainer makes of it: no
+// write for memory (runc's "unchanged"), pids.max 1 for pids. Recorded as
+// 0, the next verification dropped the limit's check while the cgroup
+// kept a limit.
+func TestUpdateZeroLimits(t *testing.T) {
+	had := Limits{Memory: i64(1 << 28), Pids: i64(64)}
+	tests := []struct {
+		name      string
+		res       *specs.LinuxResources
+		mem, pids int64
+	}{
+		{"typed memory 0 leaves the limit", &specs.LinuxResources{Memory: &specs.LinuxMemory{Limit: i64(0)}}, 1 << 28, 64},
+		{"typed pids 0 is pids.max 1", &specs.LinuxResources{Pids: &specs.LinuxPids{Limit: i64(0)}}, 1 << 28, 1},
+		{"unified 0 is written as it is", &specs.LinuxResources{Unified: map[string]string{"memory.max": "0", "pids.max": "0"}}, 0, 0},
+		{"a raise is recorded", &specs.LinuxResources{Memory: &specs.LinuxMemory{Limit: i64(1 << 30)}, Pids: &specs.LinuxPids{Limit: i64(128)}}, 1 << 30, 128},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, next := Update(UpdateRequest{Level: Strict, Current: had, New: tt.res}, nil)
+			if len(d.Violations) > 0 {
+				t.Fatalf("violations %v", d.Violations)
+			}
+			if next.Memory == nil || *next.Memory != tt.mem || next.Pids == nil || *next.Pids != tt.pids {
+				t.Errorf("next limits memory %v pids %v, want %d and %d", optInt64(next.Memory), optInt64(next.Pids), tt.mem, tt.pids)
+			}
+		})
+	}
+}
+
+func optInt64(p *int64) any {
+	if p == nil {
+		return "(unset)"
+	}
+	return *p
+}

@@ -158,7 +158,7 @@ var Rules = []Rule{
 	{RuleStrictNoNewPrivs, "strict", KindLevel, "process.noNewPrivileges is true", "set it"},
 	{RuleStrictCapabilities, "strict", KindLevel, "capabilities only from the minimal set: runc's default set without NET_RAW, MKNOD, AUDIT_WRITE, SETFCAP and FSETID", "drop the others from every capability set"},
 	{RuleStrictMemory, "strict", KindLevel, "a memory limit (linux.resources.memory.limit > 0; on cgroup v2 unified memory.max, written last, decides)", "set one"},
-	{RuleStrictPids, "strict", KindLevel, "a pids limit (linux.resources.pids.limit > 0; on cgroup v2 unified pids.max, written last, decides)", "set one"},
+	{RuleStrictPids, "strict", KindLevel, "a pids limit (linux.resources.pids.limit 0 or more: libcontainer writes 0 as pids.max 1; on cgroup v2 unified pids.max, written last, decides)", "set one"},
 	{RuleStrictMasks, "strict", KindLevel, "linux.maskedPaths has at least runc's defaults (/proc/acpi, /proc/asound, /proc/kcore, /proc/keys, /proc/latency_stats, /proc/timer_list, /proc/timer_stats, /proc/sched_debug, /proc/scsi, /sys/firmware)", "add the missing paths"},
 	{RuleStrictReadonly, "strict", KindLevel, "linux.readonlyPaths has at least /proc/bus, /proc/fs, /proc/irq, /proc/sys, /proc/sysrq-trigger", "add the missing paths"},
 	{RuleStrictKernelMounts, "strict", KindLevel, "no proc, sysfs, cgroup, cgroup2, devpts or mqueue mount beyond the standard ones (/proc, /sys, /sys/fs/cgroup, /dev/pts, /dev/mqueue)", "remove the extra mounts"},

@@ -40,7 +40,11 @@ func Update(req UpdateRequest, floor *Floor) (*Decision, Limits) {
 	// The limits as the update writes them: cgroup v2's unified
 	// memory.max and pids.max, written last, decide over the typed fields.
 	// The caller has refused a unified value that is no limit.
-	if m, _ := spec.MemoryLimit(r); m != nil {
+	// And as libcontainer writes them: a typed memory limit of 0 is no
+	// write at all (runc's "unchanged"), a typed pids limit of 0 is
+	// pids.max 1 (spec.PidsLimit). Recorded as 0, either dropped the
+	// limit's check from verification while the cgroup kept a limit.
+	if m, _ := spec.MemoryLimit(r); m != nil && (*m != 0 || unifiedSets(r, spec.UnifiedMemoryMax)) {
 		next.Memory = m
 		if *m < 0 && limitSet(req.Current.Memory) {
 			d.removeLimit("memory", &v)
@@ -54,6 +58,12 @@ func Update(req UpdateRequest, floor *Floor) (*Decision, Limits) {
 	}
 	d.Violations = v.list
 	return d, next
+}
+
+// unifiedSets: r's unified map names key.
+func unifiedSets(r *specs.LinuxResources, key string) bool {
+	_, ok := r.Unified[key]
+	return ok
 }
 
 // removeLimit judges an update that removes a limit.
