@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"strconv"
@@ -242,7 +243,10 @@ func updateResources(c *ucli.Context) (*specs.LinuxResources, error) {
 	return res, nil
 }
 
-// parseBytes reads "512", "256k", "64m", "2g" (binary multiples) or "-1".
+// parseBytes reads a size as runc does (go-units' RAMInBytes): "512",
+// "256k", "64m", "1.5g", "2t", "4p" (binary multiples; an optional "i"
+// and "b" after the unit, any case), or "-1". A size beyond int64 is an
+// error, never a wrapped (negative: no-limit) value.
 func parseBytes(s string) (int64, error) {
 	if s == "-1" {
 		return -1, nil
@@ -260,16 +264,30 @@ func parseBytes(s string) (int64, error) {
 			mult = 1 << 30
 		case 't':
 			mult = 1 << 40
+		case 'p':
+			mult = 1 << 50
 		default:
 			return 0, fmt.Errorf("unknown unit %q", t[n-1:])
 		}
-		t = t[:n-1]
+		t = strings.TrimSpace(t[:n-1])
 	}
-	v, err := strconv.ParseInt(t, 10, 64)
-	if err != nil || v < 0 {
+	if v, err := strconv.ParseInt(t, 10, 64); err == nil {
+		if v < 0 {
+			return 0, fmt.Errorf("not a size")
+		}
+		if v > math.MaxInt64/mult {
+			return 0, fmt.Errorf("too large")
+		}
+		return v * mult, nil
+	}
+	f, err := strconv.ParseFloat(t, 64)
+	if err != nil || f < 0 || math.IsInf(f, 0) || math.IsNaN(f) || strings.ContainsAny(t, "eEx") {
 		return 0, fmt.Errorf("not a size")
 	}
-	return v * mult, nil
+	if f*float64(mult) >= math.MaxInt64 {
+		return 0, fmt.Errorf("too large")
+	}
+	return int64(f * float64(mult)), nil
 }
 
 // refusedCommand is a runc command vetto-runtime does not implement; it

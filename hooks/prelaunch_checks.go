@@ -215,7 +215,9 @@ func checkLimits(in PreLaunchInput, f Facts) []Result {
 	}
 	res := in.Spec.Linux.Resources
 	var out []Result
-	if mem, _ := spec.MemoryLimit(res); mem != nil && *mem > 0 {
+	// A limit that binds nothing (spec.MemoryBounded) has nothing to
+	// check: the kernel shows it rounded, or as "max".
+	if mem, _ := spec.MemoryLimit(res); spec.MemoryBounded(mem) {
 		want := *mem
 		dir, file := in.CgroupPaths["memory"], "memory.limit_in_bytes"
 		if dir == "" {
@@ -223,7 +225,7 @@ func checkLimits(in PreLaunchInput, f Facts) []Result {
 		}
 		out = append(out, checkLimit("limits/memory", dir, file, want, 4095, f))
 	}
-	if pids, _ := spec.PidsLimit(res); pids != nil && *pids > 0 {
+	if pids, _ := spec.PidsLimit(res); spec.PidsBounded(pids) {
 		dir := in.CgroupPaths["pids"]
 		if dir == "" {
 			dir = in.CgroupPaths[""]

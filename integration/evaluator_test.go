@@ -102,6 +102,37 @@ func TestUpdateCannotRemoveLimits(t *testing.T) {
 	}
 }
 
+// A limit written as a number no machine reaches is no limit: the kernel
+// stores a memory limit of 2^63-1 as its own "unlimited", and pids.max's
+// largest value is more tasks than the kernel can have. 60620e7 took
+// both as raises of a strict container's limits — the removal that -1 is
+// refused as — and verify then passed them; a strict bundle that set them
+// at create ran with posture isolated. Both are judged as removals now.
+func TestLimitsNoMachineReachesAreRemovals(t *testing.T) {
+	e := newEnv(t)
+	id := e.runningContainer() // strict: memory and pids limits
+	for _, args := range [][]string{{"--memory", "9223372036854775807"}, {"--memory", "4096P"}, {"--pids-limit", "4194304"}} {
+		r := e.vetto(append(append([]string{"update"}, args...), id)...)
+		if r.code != 125 || !strings.Contains(r.stderr, "[update.removes-limit]") {
+			t.Errorf("update %s of a strict container: %s; want 125 naming [update.removes-limit]", strings.Join(args, " "), r)
+		}
+	}
+	if v := e.verifyJSON(id); v.Verification != "PASS" || strings.Contains(v.found("P7/limits/memory"), "922337") || strings.Contains(v.found("P7/limits/pids"), "4194304") {
+		t.Errorf("verify after the refused updates: %+v; want the limits the container launched with", v)
+	}
+	e.mustVetto("delete", "-f", id)
+	undone := e.id()
+	r := e.vetto("run", "--security-level", "strict", "-b", e.bundle([]string{"true"}, edits(strictSpec, func(s *specs.Spec) {
+		huge, many := int64(9223372036854775807), int64(4194304)
+		s.Linux.Resources.Memory = &specs.LinuxMemory{Limit: &huge}
+		s.Linux.Resources.Pids = &specs.LinuxPids{Limit: &many}
+	})), undone)
+	if r.code != 125 || !strings.Contains(r.stderr, "[strict.limits.memory]") || !strings.Contains(r.stderr, "[strict.limits.pids]") {
+		t.Errorf("strict run with limits no machine reaches: %s; want 125 naming strict.limits.memory and strict.limits.pids", r)
+	}
+	e.assertNothingLeft(undone)
+}
+
 // 13.4 on cgroup v2: `update --resources` with a "unified" map writes
 // memory.max and pids.max after the typed fields, so {"memory.max":"max"}
 // removed a strict container's memory limit while the evaluator, which

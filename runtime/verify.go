@@ -536,13 +536,13 @@ func withCurrentLimits(sp *specs.Spec, l launch.Limits) (removed []string) {
 			res.Memory = &specs.LinuxMemory{}
 		}
 		res.Memory.Limit = l.Memory
-		if *l.Memory < 0 {
+		if spec.MemoryUnbounded(*l.Memory) {
 			removed = append(removed, "memory")
 		}
 	}
 	if l.Pids != nil {
 		res.Pids = &specs.LinuxPids{Limit: l.Pids}
-		if *l.Pids < 0 {
+		if spec.PidsUnbounded(*l.Pids) {
 			removed = append(removed, "pids")
 		}
 	}

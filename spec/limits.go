@@ -117,3 +117,29 @@ func lower(b byte) byte {
 	}
 	return b
 }
+
+// NoMemoryBound and NoPidsBound: a limit at or above them binds nothing,
+// and is judged as a removal ("max", -1). The kernel stores a memory limit
+// from 2^63 less a page up as "max" (PAGE_COUNTER_MAX); the line is drawn
+// lower, at 4 EiB, far above any machine's memory and below that ceiling
+// for every page size. No task count reaches PID_MAX_LIMIT, pids.max's
+// largest value. Written as numbers, they passed for limits: strict took
+// --memory 9223372036854775807 as a raise, not the removal it is.
+const (
+	NoMemoryBound int64 = 1 << 62
+	NoPidsBound   int64 = 4194304
+)
+
+// MemoryBounded reports whether memory limit v binds: set, above 0, below
+// NoMemoryBound.
+func MemoryBounded(v *int64) bool { return v != nil && *v > 0 && *v < NoMemoryBound }
+
+// PidsBounded is MemoryBounded for a pids limit.
+func PidsBounded(v *int64) bool { return v != nil && *v > 0 && *v < NoPidsBound }
+
+// MemoryUnbounded reports whether v is a memory limit that removes one:
+// "max" (-1) or a value at or above NoMemoryBound.
+func MemoryUnbounded(v int64) bool { return v < 0 || v >= NoMemoryBound }
+
+// PidsUnbounded is MemoryUnbounded for a pids limit.
+func PidsUnbounded(v int64) bool { return v < 0 || v >= NoPidsBound }

@@ -709,9 +709,6 @@ func apparmorUnconfined(s *specs.Spec) bool {
 	return s.Process != nil && s.Process.ApparmorProfile == "unconfined"
 }
 
-// limitSet reports whether a limit is set to a positive value.
-func limitSet(v *int64) bool { return v != nil && *v > 0 }
-
 // memoryLimit is the memory limit s gives the container, unified's
 // memory.max included (spec.MemoryLimit); a unified value that is no limit
 // is none here (libcontainer's write of it fails the create).

@@ -474,11 +474,19 @@ func checkStrict(s *specs.Spec, host Host, floor *Floor, v *violations) {
 	if extra := capsOutside(s, minimalCaps); len(extra) > 0 {
 		v.add(RuleStrictCapabilities, "capabilities outside the minimal set: %s", strings.Join(extra, ", "))
 	}
-	if !limitSet(memoryLimit(s)) {
-		v.add(RuleStrictMemory, "no memory limit")
+	if m := memoryLimit(s); !spec.MemoryBounded(m) {
+		if m != nil && *m >= spec.NoMemoryBound {
+			v.add(RuleStrictMemory, "memory limit %d is no limit (4 EiB or more)", *m)
+		} else {
+			v.add(RuleStrictMemory, "no memory limit")
+		}
 	}
-	if !limitSet(pidsLimit(s)) {
-		v.add(RuleStrictPids, "no pids limit")
+	if p := pidsLimit(s); !spec.PidsBounded(p) {
+		if p != nil && *p >= spec.NoPidsBound {
+			v.add(RuleStrictPids, "pids limit %d is no limit (%d or more: the kernel's most tasks)", *p, spec.NoPidsBound)
+		} else {
+			v.add(RuleStrictPids, "no pids limit")
+		}
 	}
 	masked, readonly := missingMasks(s)
 	if len(masked) > 0 {

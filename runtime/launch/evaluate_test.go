@@ -432,6 +432,17 @@ func TestEvaluate(t *testing.T) {
 		{name: "strict: limits removed through unified", edit: func(s *specs.Spec) {
 			s.Linux.Resources.Unified = map[string]string{"memory.max": "max", "pids.max": "max"}
 		}, req: strictReq, rules: []RuleID{RuleStrictMemory, RuleStrictPids}, level: Strict},
+		{name: "strict: limits no machine reaches are none", edit: func(s *specs.Spec) {
+			s.Linux.Resources.Memory.Limit = i64(9223372036854775807)
+			s.Linux.Resources.Pids.Limit = i64(4194304)
+		}, req: strictReq, rules: []RuleID{RuleStrictMemory, RuleStrictPids}, level: Strict},
+		{name: "strict: limits just under the bounds are limits", edit: func(s *specs.Spec) {
+			s.Linux.Resources.Memory.Limit = i64(1<<62 - 1)
+			s.Linux.Resources.Pids.Limit = i64(4194303)
+		}, req: strictReq, level: Strict},
+		{name: "strict: a pids limit of 0 is pids.max 1", edit: func(s *specs.Spec) {
+			s.Linux.Resources.Pids.Limit = i64(0)
+		}, req: strictReq, level: Strict},
 		{name: "strict: limits set through unified only", edit: func(s *specs.Spec) {
 			s.Linux.Resources.Memory, s.Linux.Resources.Pids = nil, nil
 			s.Linux.Resources.Unified = map[string]string{"memory.max": "256M", "pids.max": "64"}

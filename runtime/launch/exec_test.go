@@ -127,6 +127,9 @@ func TestUpdate(t *testing.T) {
 		{"remove through unified at strict", Strict, nil, had, &specs.LinuxResources{Memory: &specs.LinuxMemory{Limit: i64(2 << 30)},
 			Unified: map[string]string{"memory.max": "max", "pids.max": "max"}}, nil, []RuleID{RuleUpdateRemovesLimit, RuleUpdateRemovesLimit}, 0},
 		{"remove through unified at standard", Standard, nil, had, &specs.LinuxResources{Unified: map[string]string{"pids.max": "max"}}, nil, []RuleID{RuleUpdateRemovesLimit}, 0},
+		{"a memory limit no machine reaches at strict", Strict, nil, had, &specs.LinuxResources{Memory: &specs.LinuxMemory{Limit: i64(9223372036854775807)}}, nil, []RuleID{RuleUpdateRemovesLimit}, 0},
+		{"a pids limit no machine reaches at standard", Standard, nil, had, &specs.LinuxResources{Pids: &specs.LinuxPids{Limit: i64(4194304)}}, nil, []RuleID{RuleUpdateRemovesLimit}, 0},
+		{"a limit no machine reaches, accepted at standard", Standard, map[Feature]bool{FeatureLimits: true}, had, &specs.LinuxResources{Memory: &specs.LinuxMemory{Limit: i64(1 << 62)}}, nil, nil, 1},
 		{"unified moves a process in", Degraded, nil, had, &specs.LinuxResources{Unified: map[string]string{"cgroup.procs": "1"}}, nil, []RuleID{RuleUnifiedInterface}, 0},
 		{"raise through unified at strict", Strict, nil, had, &specs.LinuxResources{Unified: map[string]string{"memory.max": "2G"}}, nil, nil, 0},
 	}

@@ -46,13 +46,13 @@ func Update(req UpdateRequest, floor *Floor) (*Decision, Limits) {
 	// limit's check from verification while the cgroup kept a limit.
 	if m, _ := spec.MemoryLimit(r); m != nil && (*m != 0 || unifiedSets(r, spec.UnifiedMemoryMax)) {
 		next.Memory = m
-		if *m < 0 && limitSet(req.Current.Memory) {
+		if spec.MemoryUnbounded(*m) && spec.MemoryBounded(req.Current.Memory) {
 			d.removeLimit("memory", &v)
 		}
 	}
 	if p, _ := spec.PidsLimit(r); p != nil {
 		next.Pids = p
-		if *p < 0 && limitSet(req.Current.Pids) {
+		if spec.PidsUnbounded(*p) && spec.PidsBounded(req.Current.Pids) {
 			d.removeLimit("pids", &v)
 		}
 	}
@@ -75,7 +75,7 @@ func (d *Decision) removeLimit(which string, v *violations) {
 	case d.Level == Strict:
 		v.add(RuleUpdateRemovesLimit, "%s; level strict requires it", why)
 	case d.Level == Standard && !d.Allow[FeatureLimits]:
-		v.addRemedy(RuleUpdateRemovesLimit, "set a value instead of -1 or max, or accept it with --allow-degraded=limits", "%s; refused at level standard", why)
+		v.addRemedy(RuleUpdateRemovesLimit, "set a limit instead of -1, max or a value no machine reaches (4 EiB of memory, 4194304 pids), or accept the removal with --allow-degraded=limits", "%s; refused at level standard", why)
 	default:
 		d.Degraded = append(d.Degraded, Degradation{Feature: FeatureLimits, Reason: why})
 	}

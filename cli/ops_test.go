@@ -1,0 +1,37 @@
+package cli
+
+import "testing"
+
+// update's sizes read as runc reads them (go-units' RAMInBytes), and a
+// size beyond int64 is an error, not a wrapped value.
+func TestParseBytes(t *testing.T) {
+	tests := []struct {
+		in   string
+		want int64
+		bad  bool
+	}{
+		{"512", 512, false},
+		{"-1", -1, false},
+		{"256k", 256 << 10, false},
+		{"64M", 64 << 20, false},
+		{"2g", 2 << 30, false},
+		{"2GiB", 2 << 30, false},
+		{"1.5g", 3 << 29, false},
+		{"2t", 2 << 40, false},
+		{"4096p", 1 << 62, false},
+		{"4096PB", 1 << 62, false},
+		{"9223372036854775807", 9223372036854775807, false},
+		{"8192p", 0, true},
+		{"99999999999t", 0, true},
+		{"1e9", 0, true},
+		{"-5", 0, true},
+		{"12x", 0, true},
+		{"", 0, true},
+	}
+	for _, tt := range tests {
+		got, err := parseBytes(tt.in)
+		if (err != nil) != tt.bad || (!tt.bad && got != tt.want) {
+			t.Errorf("parseBytes(%q) = %d, %v; want %d (error %v)", tt.in, got, err, tt.want, tt.bad)
+		}
+	}
+}
