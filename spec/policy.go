@@ -268,6 +268,12 @@ func ParsePolicyPartial(data []byte, file string) (*Policy, PolicyErrors) {
 	p.Credentials = r.credentials()
 	p.Memory = r.memory("limits.memory")
 	p.Pids = r.integer("limits.pids", 1)
+	if p.Pids.Set && p.Pids.Value >= NoPidsBound {
+		// More tasks than the kernel can have: no limit, which strict
+		// would refuse at create.
+		r.fail(p.Pids.At, fmt.Errorf("%w: %d: must be below %d, the kernel's most tasks", ErrBadValue, p.Pids.Value, NoPidsBound))
+		p.Pids = Setting[int64]{}
+	}
 	p.CPU = r.cpu("limits.cpu")
 	p.Level = r.enum("security.level", securityLevels)
 	p.AllowDegraded = r.strings("security.allow_degraded", func(v string) error {

@@ -121,6 +121,7 @@ func TestParsePolicyErrors(t *testing.T) {
 		{"port out of range", "[network]\nmode = \"allowlist\"\nallow = [\"example.com:99999\"]\n", ErrBadValue, `port must be 1-65535`},
 		{"strict needs host:port", "[network]\nmode = \"strict\"\nallow = [\"example.com\", \"api.example.com:443\"]\n", ErrBadValue, `p.toml:3: network.allow[0]: invalid value: "example.com": mode "strict" allows only exact host:port entries`},
 		{"memory without a number", "[limits]\nmemory = \"lots\"\n", ErrBadValue, `p.toml:2: limits.memory: invalid value: "lots" is not a size`},
+		{"pids no machine reaches", "[limits]\npids = 4194304\n", ErrBadValue, `p.toml:2: limits.pids: invalid value: 4194304: must be below 4194304, the kernel's most tasks`},
 		{"memory as a number", "[limits]\nmemory = 1024\n", ErrWrongType, `p.toml:2: limits.memory: wrong type: want a string, got an integer`},
 		{"memory too small", "[limits]\nmemory = \"12KiB\"\n", ErrBadValue, `memory must be between 1MiB`},
 		{"pids zero", "[limits]\npids = 0\n", ErrBadValue, `p.toml:2: limits.pids: invalid value: 0: must be at least 1`},
