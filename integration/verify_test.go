@@ -537,6 +537,26 @@ func TestUpdateZeroKeepsLimitsVerified(t *testing.T) {
 	e.mustVetto("delete", id)
 }
 
+// A spec that asks for no memory limit (-1 of its own, as a client may
+// write "unlimited") removed nothing. 60620e7 read the -1 as a limit an
+// update had removed: verify and the monitor said P7/limits/memory
+// UNAVAILABLE "removed by an update" and the container was never
+// verified (INCONCLUSIVE) — an ordinary job that could not pass.
+func TestSpecWithoutLimitIsNotARemoval(t *testing.T) {
+	e := newEnv(t)
+	id := e.id()
+	e.mustVetto("run", "-d", "-b", e.bundle([]string{"sleep", "100"}, func(s *specs.Spec) {
+		unlimited, pids := int64(-1), int64(64)
+		s.Linux.Resources.Memory = &specs.LinuxMemory{Limit: &unlimited}
+		s.Linux.Resources.Pids = &specs.LinuxPids{Limit: &pids}
+	}), id)
+	v, r := e.verify(id)
+	if r.code != 0 || v.Verification != "PASS" || v.verdict("P7/limits/pids") != "PASS" || strings.Contains(r.stdout, "removed by an update") {
+		t.Fatalf("verify of a container whose spec set no memory limit: %s; want PASS, no removal", r)
+	}
+	e.mustVetto("delete", "-f", id)
+}
+
 func fileExists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil

@@ -509,8 +509,11 @@ func launchCanaries(rec *Record) []hooks.Result {
 
 // withCurrentLimits puts the limits as they stand (the frozen spec's,
 // changed by audited updates) into sp, a copy read for this verification
-// only, where P7 expects them. A limit an accepted update removed (-1) is
-// left out of sp, and returned so P7 says so instead of dropping it.
+// only, where P7 expects them. A limit the container launched with that an
+// accepted update removed (-1, or a value no machine reaches) is left out
+// of sp, and returned so P7 says so instead of dropping it. A spec that
+// asked for no limit (-1 of its own) removed nothing: P7 has no such
+// check, and the container can still be verified.
 func withCurrentLimits(sp *specs.Spec, l launch.Limits) (removed []string) {
 	if sp.Linux == nil {
 		return nil
@@ -519,6 +522,8 @@ func withCurrentLimits(sp *specs.Spec, l launch.Limits) (removed []string) {
 		sp.Linux.Resources = &specs.LinuxResources{}
 	}
 	res := sp.Linux.Resources
+	launchedMem, _ := spec.MemoryLimit(res)
+	launchedPids, _ := spec.PidsLimit(res)
 	// The record's limits replace the spec's, unified's included (which
 	// would otherwise decide: spec.MemoryLimit).
 	if len(res.Unified) > 0 && (l.Memory != nil || l.Pids != nil) {
@@ -536,13 +541,13 @@ func withCurrentLimits(sp *specs.Spec, l launch.Limits) (removed []string) {
 			res.Memory = &specs.LinuxMemory{}
 		}
 		res.Memory.Limit = l.Memory
-		if spec.MemoryUnbounded(*l.Memory) {
+		if spec.MemoryUnbounded(*l.Memory) && spec.MemoryBounded(launchedMem) {
 			removed = append(removed, "memory")
 		}
 	}
 	if l.Pids != nil {
 		res.Pids = &specs.LinuxPids{Limit: l.Pids}
-		if spec.PidsUnbounded(*l.Pids) {
+		if spec.PidsUnbounded(*l.Pids) && spec.PidsBounded(launchedPids) {
 			removed = append(removed, "pids")
 		}
 	}
