@@ -744,18 +744,7 @@ func TestStrictPassedHostHandlesRefused(t *testing.T) {
 			}
 			return os.NewFile(uintptr(fd), "pidfd")
 		}},
-		{"tcp listener", "an inet tcp socket", func(t *testing.T) *os.File {
-			l, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer l.Close()
-			f, err := l.(*net.TCPListener).File()
-			if err != nil {
-				t.Fatal(err)
-			}
-			return f
-		}},
+		{"tcp listener", "an inet tcp socket", func(t *testing.T) *os.File { return listenerFile(t, "tcp", "127.0.0.1:0") }},
 		{"proc file", "a file of the kernel's proc: /proc/sys/kernel/core_pattern", func(t *testing.T) *os.File {
 			return openFile(t, "/proc/sys/kernel/core_pattern")
 		}},
@@ -832,16 +821,7 @@ func TestStrictPassedHostHandlesRefused(t *testing.T) {
 // handle on the host.
 func TestSocketActivation(t *testing.T) {
 	e := newEnv(t)
-	sockPath := filepath.Join(e.tmp, "activation.sock")
-	l, err := net.Listen("unix", sockPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	listener, err := l.(*net.UnixListener).File()
-	if err != nil {
-		t.Fatal(err)
-	}
+	listener := listenerFile(t, "unix", filepath.Join(e.tmp, "activation.sock"))
 	defer listener.Close()
 	extra := e.tempFile()
 	defer extra.Close()
@@ -870,21 +850,30 @@ func TestSocketActivation(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "LISTEN_FDS= LISTEN_PID=\n") || strings.Contains(r.stdout, "FD3-SOCKET") {
 		t.Errorf("run with another process's LISTEN_PID: %s; want nothing passed", r)
 	}
-	tcp, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tcp.Close()
-	tf, err := tcp.(*net.TCPListener).File()
-	if err != nil {
-		t.Fatal(err)
-	}
+	tf := listenerFile(t, "tcp", "127.0.0.1:0")
 	defer tf.Close()
 	id := e.id()
 	if r := activated("$$", []*os.File{tf}, "run", "--security-level", "strict", "-b", e.bundle([]string{"true"}, strictSpec), id); r.code != 125 || !strings.Contains(r.stderr, "fd 3 (an inet tcp socket") {
 		t.Errorf("strict run activated with a tcp listener: %s; want 125 naming it", r)
 	}
 	e.assertNothingLeft(id)
+}
+
+// listenerFile is a listening socket as socket activation hands one over:
+// the file alone (a copy of the listener's descriptor), the listener
+// closed.
+func listenerFile(t *testing.T, network, addr string) *os.File {
+	t.Helper()
+	l, err := net.Listen(network, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	f, err := l.(interface{ File() (*os.File, error) }).File()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
 }
 
 func openFile(t *testing.T, path string) *os.File {

@@ -485,12 +485,20 @@ func TestVerifyLimitsDrift(t *testing.T) {
 	if pidsMax == "" {
 		t.Fatal("no pids.max for the container")
 	}
-	if err := os.WriteFile(pidsMax, []byte("300"), 0o644); err != nil {
-		t.Fatal(err)
+	e.changedBehindTheRuntime(id, pidsMax, "300", "P7/limits/pids")
+}
+
+// changedBehindTheRuntime writes value to the cgroup file as no command
+// of the runtime would, and wants verify to fail on check alone (125), the
+// container stopped for it; it then deletes the container.
+func (e *env) changedBehindTheRuntime(id, file, value, check string) {
+	e.t.Helper()
+	if err := os.WriteFile(file, []byte(value), 0o644); err != nil {
+		e.t.Fatal(err)
 	}
 	v, r := e.verify(id)
-	if r.code != 125 || strings.Join(v.failing(), ",") != "P7/limits/pids" {
-		t.Fatalf("verify after pids.max changed behind the runtime: %s", r)
+	if r.code != 125 || strings.Join(v.failing(), ",") != check {
+		e.t.Fatalf("verify after %s was set to %s behind the runtime: %s; want 125, %s FAIL", file, value, r, check)
 	}
 	e.waitStatus(id, "stopped")
 	e.mustVetto("delete", id)
@@ -526,15 +534,7 @@ func TestUpdateZeroKeepsLimitsVerified(t *testing.T) {
 	if memFile == "" {
 		t.Fatal("no memory limit file for the container")
 	}
-	if err := os.WriteFile(memFile, []byte(value), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	v, r = e.verify(id)
-	if r.code != 125 || strings.Join(v.failing(), ",") != "P7/limits/memory" {
-		t.Fatalf("verify after the memory limit was lifted behind the runtime: %s; want 125, P7/limits/memory FAIL", r)
-	}
-	e.waitStatus(id, "stopped")
-	e.mustVetto("delete", id)
+	e.changedBehindTheRuntime(id, memFile, value, "P7/limits/memory")
 }
 
 // A spec that asks for no memory limit (-1 of its own, as a client may
