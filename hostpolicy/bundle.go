@@ -75,6 +75,9 @@ func WriteBundle(bundle string, plan *spec.Plan) (retErr error) {
 			return err
 		}
 	}
+	if err := MakeHostEntries(plan.Make); err != nil {
+		return err
+	}
 	var written []string
 	defer func() {
 		if retErr != nil {
@@ -176,4 +179,70 @@ func makeEmptyDir(dir string) (created bool, err error) {
 		return false, inputf("%s exists and is not empty: a host-root bundle needs an empty rootfs (or pass --rootfs %s to use it as the root filesystem)", dir, dir)
 	}
 	return false, nil
+}
+
+// MakeHostEntries makes each entry a bundle's read-only binds show that
+// does not exist yet (spec.Plan.Make: repository metadata a git directory
+// lacks), empty, as git init makes it — a directory 0755, a file 0644 —
+// and owned as the directory it is made in, so that the user's git goes
+// on writing there. It works inside that directory (os.Root): a sandbox
+// running meanwhile that swaps a parent for a symlink sends it nowhere
+// else. One that exists already is left as it is.
+func MakeHostEntries(entries []spec.HostEntry) error {
+	for _, e := range entries {
+		if err := makeHostEntry(e); err != nil {
+			return unreachablef("make %s: %v; the sandbox could plant it, and git on the host runs code from it", e.Path, err)
+		}
+	}
+	return nil
+}
+
+func makeHostEntry(e spec.HostEntry) error {
+	dir, name := filepath.Dir(e.Path), filepath.Base(e.Path)
+	// The directory itself, not a symlink in its place: the one opened
+	// is the one looked at.
+	want, err := os.Lstat(dir)
+	if err != nil {
+		return err
+	}
+	if !want.IsDir() {
+		return fmt.Errorf("%s is not a directory (%v)", dir, want.Mode().Type())
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	parent, err := root.Stat(".")
+	if err != nil {
+		return err
+	}
+	if !os.SameFile(want, parent) {
+		return fmt.Errorf("%s changed while it was opened", dir)
+	}
+	if e.Dir {
+		err = root.Mkdir(name, 0o755)
+	} else {
+		var f *os.File
+		if f, err = root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644); err == nil {
+			err = f.Close()
+		}
+	}
+	if errors.Is(err, fs.ErrExist) {
+		fi, serr := root.Lstat(name)
+		if serr != nil {
+			return serr
+		}
+		if fi.IsDir() != e.Dir {
+			return fmt.Errorf("it exists, as %v", fi.Mode().Type())
+		}
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if uid, gid, ok := ownerOf(parent); ok && os.Geteuid() == 0 {
+		return root.Lchown(name, int(uid), int(gid))
+	}
+	return nil
 }

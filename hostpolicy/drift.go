@@ -50,6 +50,9 @@ func Drift(s *specs.Spec) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The user's own git config is the compiling user's, not create's:
+	// the repositories' configs are what is checked again here.
+	found = append(found, HooksDirs(found, GitConfigs(found), "")...)
 	var out []string
 	masked := func(p, what string) {
 		for _, v := range m.views(p) {
@@ -71,8 +74,18 @@ func Drift(s *specs.Spec) ([]string, error) {
 			for _, meta := range f.Meta {
 				m.readOnly(filepath.Join(f.Path, meta), "repository metadata", &out)
 			}
+			// What it lacks, the sandbox must not be able to make.
+			for _, meta := range missingMeta(f, GitConfigs([]spec.Found{f})) {
+				m.notMakeable(filepath.Join(f.Path, meta), &out)
+			}
 		case spec.FoundGitFile, spec.FoundToolConfig:
 			m.readOnly(f.Path, f.Kind.String(), &out)
+		case spec.FoundHooksDir:
+			if _, err := os.Lstat(f.Path); err == nil {
+				m.readOnly(f.Path, f.Kind.String(), &out)
+			} else {
+				m.notMakeable(f.Path, &out)
+			}
 		}
 	}
 	for _, d := range deny {
@@ -199,6 +212,20 @@ func (m *mountView) scanRootsShown(roots []string) error {
 func (m *mountView) boundAt(v string) bool {
 	i := m.effective(v)
 	return i >= 0 && path.Clean(m.mounts[i].Destination) == v
+}
+
+// notMakeable adds to out each view of host path p, which does not exist
+// and which git runs code from, where the sandbox could make it, and each
+// read-only bind of it that would now fail.
+func (m *mountView) notMakeable(p string, out *[]string) {
+	for _, v := range m.views(p) {
+		switch {
+		case m.writable(v):
+			*out = append(*out, fmt.Sprintf("%s does not exist, and the sandbox could make it at %s: git on the host runs code from it; compile the bundle again", p, v))
+		case m.boundAt(v):
+			*out = append(*out, fmt.Sprintf("%s, which the bundle shows read-only, no longer exists: compile the bundle again", p))
+		}
+	}
 }
 
 // readOnly adds to out each view of host path p the sandbox could write.

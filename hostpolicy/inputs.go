@@ -129,9 +129,113 @@ func Compile(p *spec.Policy, o Options) (*spec.Plan, error) {
 			}
 		}
 	}
-	in.Found = found
 	in.GitConfigs = GitConfigs(found)
+	for i := range found {
+		if found[i].Kind == spec.FoundRepo {
+			found[i].Missing = missingMeta(found[i], in.GitConfigs)
+		}
+	}
+	in.Found = append(found, HooksDirs(found, in.GitConfigs, userGitConfig(in.Home))...)
 	return spec.Explain(p, in)
+}
+
+// userGitConfig is the git configuration every repository of the user
+// reads before its own: the system's, then the user's (XDG, then
+// ~/.gitconfig), in the order git reads them, so that the last value
+// found is the one git uses.
+func userGitConfig(home string) string {
+	files := []string{"/etc/gitconfig"}
+	if x := os.Getenv("XDG_CONFIG_HOME"); filepath.IsAbs(x) {
+		files = append(files, filepath.Join(x, "git", "config"))
+	} else if home != "/" {
+		files = append(files, filepath.Join(home, ".config", "git", "config"))
+	}
+	if home != "/" {
+		files = append(files, filepath.Join(home, ".gitconfig"))
+	}
+	var b strings.Builder
+	for _, f := range files {
+		if data, err := readRegular(f, maxGitConfig); err == nil {
+			b.Write(data)
+			b.WriteString("\n")
+		}
+	}
+	return b.String()
+}
+
+// HooksDirs lists the directories the repositories found run hooks from
+// by core.hooksPath (their own config, else base, the user's), other than
+// their git directory's hooks/: the sandbox must not write there, nor
+// make one that does not exist. A relative hooksPath is relative to the
+// repository's work tree (core.worktree, the parent of a .git, or a bare
+// repository itself), as git runs hooks there.
+func HooksDirs(found []spec.Found, configs map[string]string, base string) []spec.Found {
+	var out []spec.Found
+	seen := map[string]bool{}
+	for _, f := range found {
+		if f.Kind != spec.FoundRepo {
+			continue
+		}
+		config := configs[filepath.Join(f.Path, "config")]
+		hooks, ok := spec.GitHooksPath(config)
+		if !ok {
+			if hooks, ok = spec.GitHooksPath(base); !ok {
+				continue
+			}
+		}
+		dir := resolveGitPath(hooks, worktreeOf(f.Path, config))
+		if dir == "" {
+			continue
+		}
+		if dir = LookupPath(dir).Real; dir == filepath.Join(f.Path, "hooks") || seen[dir] {
+			continue
+		}
+		seen[dir] = true
+		out = append(out, spec.Found{Path: dir, Kind: spec.FoundHooksDir})
+	}
+	return out
+}
+
+// worktreeOf is the work tree of the repository whose git directory is
+// gitdir: core.worktree (relative to gitdir), else the parent of a .git,
+// else the git directory itself (a bare repository's hooks run there).
+func worktreeOf(gitdir, config string) string {
+	if wt, ok := spec.GitConfigValue(config, "core", "worktree"); ok && wt != "" {
+		return resolveGitPath(wt, gitdir)
+	}
+	if filepath.Base(gitdir) == ".git" {
+		return filepath.Dir(gitdir)
+	}
+	return gitdir
+}
+
+// resolveGitPath resolves a path from a git config as git does: ~/ is the
+// home directory, a relative path is relative to dir. "" when it cannot.
+func resolveGitPath(p, dir string) string {
+	if rest, ok := strings.CutPrefix(p, "~/"); ok {
+		home, err := os.UserHomeDir()
+		if err != nil || !filepath.IsAbs(home) {
+			return ""
+		}
+		return filepath.Join(realPath(home), rest)
+	}
+	if strings.HasPrefix(p, "~") {
+		return "" // ~user: not this user's to know
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(dir, p)
+	}
+	return filepath.Clean(p)
+}
+
+// missingMeta is spec.MissingRepoMetadata for a repository found, with
+// its config read (configs, from GitConfigs): a config that exists but
+// could not be read counts as turning extensions.worktreeConfig on.
+func missingMeta(f spec.Found, configs map[string]string) []string {
+	config := filepath.Join(f.Path, "config")
+	content, read := configs[config]
+	_, err := os.Lstat(config)
+	return spec.MissingRepoMetadata(f.Meta, spec.WorktreeConfigOn(content) || (err == nil && !read))
 }
 
 // ids are the effective ids; a platform without them (Windows) compiles

@@ -2,6 +2,7 @@ package hostpolicy
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -18,8 +19,9 @@ const QuarantineSuffix = ".vetto-quarantined"
 // Planted lists what a sandbox may have left in its readable roots that
 // would run code on the host the next time the user's git looks there,
 // and that no bind could have kept it from writing: a repository (a .git
-// directory or file) that did not exist when the bundle was compiled — a
-// shell prompt runs git status in it on cd — and a commondir file in a
+// directory or file, or a git directory of any other name: a bare
+// repository) that did not exist when the bundle was compiled — a shell
+// prompt runs git status in it on cd — and a commondir file in a
 // repository's own git directory, which no main repository has and which
 // sends git to another directory's config.
 func Planted(s *specs.Spec) ([]string, error) {
@@ -53,6 +55,14 @@ func Planted(s *specs.Spec) ([]string, error) {
 			}
 			continue
 		}
+		if !slices.Contains(known, f.Path) && f.Kind == spec.FoundRepo {
+			// A bare repository: git finds it by its HEAD, so that is
+			// what is moved aside.
+			if m.writableAnywhere(f.Path) {
+				out = append(out, filepath.Join(f.Path, "HEAD"))
+			}
+			continue
+		}
 		if commondir := filepath.Join(f.Path, "commondir"); f.Kind == spec.FoundRepo && filepath.Base(f.Path) == ".git" {
 			if _, err := os.Lstat(commondir); err == nil && m.writableAnywhere(f.Path) {
 				out = append(out, commondir)
@@ -63,26 +73,57 @@ func Planted(s *specs.Spec) ([]string, error) {
 }
 
 // Quarantine moves what Planted finds aside (name + QuarantineSuffix),
-// where no git looks, and returns where each went. It runs at teardown,
-// when nothing can write there any more.
+// where no git looks, and returns where each went. A planted .git
+// directory also has its HEAD moved aside inside it: git takes a
+// directory with a HEAD, objects/ and refs/ for a repository whatever its
+// name, and a user who enters the quarantined directory to look at it
+// must not run its config. It runs at teardown, when nothing can write
+// there any more.
 func Quarantine(s *specs.Spec) ([]string, error) {
 	planted, err := Planted(s)
 	if err != nil {
 		return nil, err
 	}
 	var moved []string
-	for _, p := range planted {
-		dst := p + QuarantineSuffix
-		for i := 1; ; i++ {
-			if _, err := os.Lstat(dst); os.IsNotExist(err) {
-				break
-			}
-			dst = fmt.Sprintf("%s%s.%d", p, QuarantineSuffix, i)
-		}
-		if err := os.Rename(p, dst); err != nil {
-			return moved, fmt.Errorf("quarantine %s: %w", p, err)
+	var errs []error
+	// Deepest first: a repository planted inside a planted .git is
+	// moved aside before the .git that holds it is renamed. One that
+	// cannot be moved does not keep the others where they are.
+	slices.Sort(planted)
+	for _, p := range slices.Backward(planted) {
+		dst, err := moveAside(p)
+		if err != nil {
+			errs = append(errs, err)
+			continue
 		}
 		moved = append(moved, p+" -> "+dst)
+		if filepath.Base(p) != ".git" {
+			continue
+		}
+		if fi, err := os.Lstat(dst); err == nil && fi.IsDir() {
+			if _, err := os.Lstat(filepath.Join(dst, "HEAD")); err == nil {
+				if _, err := moveAside(filepath.Join(dst, "HEAD")); err != nil {
+					errs = append(errs, err)
+				}
+			}
+		}
 	}
-	return moved, nil
+	slices.Sort(moved)
+	return moved, errors.Join(errs...)
+}
+
+// moveAside renames p to p + QuarantineSuffix (or .1, .2, … after it
+// when that is taken) and returns the new name.
+func moveAside(p string) (string, error) {
+	dst := p + QuarantineSuffix
+	for i := 1; ; i++ {
+		if _, err := os.Lstat(dst); os.IsNotExist(err) {
+			break
+		}
+		dst = fmt.Sprintf("%s%s.%d", p, QuarantineSuffix, i)
+	}
+	if err := os.Rename(p, dst); err != nil {
+		return "", fmt.Errorf("quarantine %s: %w", p, err)
+	}
+	return dst, nil
 }

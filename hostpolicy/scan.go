@@ -31,6 +31,15 @@ const maxGitConfig = 1 << 20
 func Scan(roots []string) ([]spec.Found, error) {
 	var out []spec.Found
 	seen := map[string]bool{}
+	repos := map[string]bool{} // git directories reported
+	addRepo := func(path string) {
+		repos[path] = true
+		out = append(out, spec.Found{Path: path, Kind: spec.FoundRepo, Meta: repoMeta(path)})
+		for _, sub := range modules(path) {
+			repos[sub.Path] = true
+			out = append(out, sub)
+		}
+	}
 	for _, root := range roots {
 		fi, err := os.Lstat(root)
 		if err != nil {
@@ -58,21 +67,25 @@ func Scan(roots []string) ([]spec.Found, error) {
 					return filepath.SkipDir
 				}
 			}
+			if !d.IsDir() && d.Name() == "HEAD" {
+				// A git directory by what it holds (a bare repository,
+				// whatever its name): its HEAD says so.
+				if dir := filepath.Dir(path); !repos[dir] && filepath.Base(dir) != ".git" && isGitDir(dir) {
+					addRepo(dir)
+				}
+			}
 			kind, ok := spec.Classify(d.Name(), d.IsDir(), d.Type()&fs.ModeSocket != 0)
 			if !ok || path == root {
 				return nil
 			}
 			seen[path] = true
-			f := spec.Found{Path: path, Kind: kind}
 			if kind == spec.FoundRepo {
-				f.Meta = repoMeta(path)
-				out = append(out, f)
-				out = append(out, modules(path)...)
+				addRepo(path)
 				// Keep walking inside .git: a secret moved there is
 				// still a secret (the scan covers .git too).
 				return nil
 			}
-			out = append(out, f)
+			out = append(out, spec.Found{Path: path, Kind: kind})
 			if kind == spec.FoundToolConfig && d.IsDir() {
 				return filepath.SkipDir // read-only as a whole
 			}
@@ -84,6 +97,23 @@ func Scan(roots []string) ([]spec.Found, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out, nil
+}
+
+// isGitDir says whether git takes dir for a git directory when it looks
+// there (setup.c's is_git_directory): a HEAD that is not a directory, and
+// objects/ and refs/ directories, followed as git follows them. git finds
+// a bare repository by what it holds, not by its name, and a prompt's git
+// status inside one reads its config.
+func isGitDir(dir string) bool {
+	head, err := os.Lstat(filepath.Join(dir, "HEAD"))
+	if err != nil || head.IsDir() {
+		return false
+	}
+	isDir := func(name string) bool {
+		fi, err := os.Stat(filepath.Join(dir, name))
+		return err == nil && fi.IsDir()
+	}
+	return isDir("objects") && isDir("refs")
 }
 
 // repoMeta lists the spec.RepoMetadata entries gitdir has.

@@ -339,6 +339,167 @@ mkdir -p evil && printf '[core]\n\tfsmonitor = touch %[1]s-common\n' > evil/conf
 	}
 }
 
+// gitMayRun runs git args in dir on the host, as a shell prompt does on
+// cd, whatever it exits with: the caller looks for what it ran.
+func gitMayRun(dir string, args ...string) {
+	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + dir, "GIT_CONFIG_NOSYSTEM=1"}
+	_ = cmd.Run()
+}
+
+// A git directory git runs code from, whatever shape it has: one without
+// a hooks directory (go-git, JGit and `git init --template=` make none),
+// without a config, or not named .git at all (a bare repository, which git
+// finds by what it holds: a prompt's git status in it reads its config).
+// The sandbox must not be able to give any of them code the host's git
+// runs, and what it planted must not run when the user enters it.
+func TestPolicyEveryGitDirectoryProtected(t *testing.T) {
+	e := newEnv(t)
+	p := gitProject(e)
+	marker := filepath.Join(e.tmp, "pwned")
+	for _, d := range []string{"hooks", "info"} {
+		if err := os.RemoveAll(filepath.Join(p, ".git", d)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lib := filepath.Join(p, "vendor", "lib")
+	if err := os.MkdirAll(lib, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	gitIn(t, lib, "init", "-q")
+	if err := os.Remove(filepath.Join(lib, ".git", "config")); err != nil {
+		t.Fatal(err)
+	}
+	fixture := filepath.Join(p, "testdata", "remote.git")
+	if err := os.MkdirAll(filepath.Dir(fixture), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	gitIn(t, filepath.Dir(fixture), "init", "-q", "--bare", "remote.git")
+	// A planted git directory: core.worktree makes git status in it run
+	// core.fsmonitor, which is what a prompt does on cd.
+	plant := func(dir, name string) string {
+		return fmt.Sprintf("git -C %[1]s config core.bare false && git -C %[1]s config core.worktree .. && git -C %[1]s config core.fsmonitor 'touch %[2]s-%[3]s' && echo PLANTED-%[3]s", dir, marker, name)
+	}
+	script := strings.Join([]string{
+		`mkdir -p .git/hooks && printf '#!/bin/sh\ntouch ` + marker + `-hook\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit && echo WROTE-HOOK`,
+		`mkdir -p .git/info && echo '* diff=x' > .git/info/attributes && echo WROTE-INFO`,
+		`printf '[core]\n\tfsmonitor = touch ` + marker + `-config\n' > vendor/lib/.git/config && echo WROTE-CONFIG`,
+		`printf '[core]\n\tfsmonitor = touch ` + marker + `-fixture\n\tbare = false\n\tworktree = ..\n' >> testdata/remote.git/config && echo WROTE-FIXTURE`,
+		`git init -q --bare tools.git && ` + plant("tools.git", "bare"),
+		`git init -q src && ` + plant("src/.git", "repo"),
+		`echo change > README && git -c user.email=a@b.c -c user.name=a commit -qam second && echo COMMIT-OK`,
+	}, "\n")
+	r := e.runPolicy("extends = \"default\"\n", p, script)
+	if r.code != 0 {
+		t.Fatalf("run: %s", r)
+	}
+	if strings.Contains(r.stdout, "WROTE-") {
+		t.Errorf("the sandbox wrote git metadata the host runs:\n%s", r.stdout)
+	}
+	for _, want := range []string{"COMMIT-OK", "PLANTED-bare", "PLANTED-repo"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("%s missing: git no longer works in the sandbox: %s", want, r)
+		}
+	}
+	// Everything the user would do next on the host.
+	if err := os.WriteFile(filepath.Join(p, "README"), []byte("host\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gitIn(t, p, "commit", "-qam", "on the host")
+	gitMayRun(lib, "status")
+	gitMayRun(fixture, "status")
+	gitMayRun(filepath.Join(p, "tools.git"), "status")
+	quarantined, _ := filepath.Glob(filepath.Join(p, "src", ".git.vetto-quarantined*"))
+	if len(quarantined) == 0 {
+		t.Errorf("src/.git was not moved aside: %s", r.stderr)
+	}
+	for _, q := range quarantined {
+		gitMayRun(q, "status")
+	}
+	for _, m := range []string{"hook", "config", "fixture", "bare", "repo"} {
+		if _, err := os.Stat(marker + "-" + m); err == nil {
+			t.Errorf("%s-%s exists: what the sandbox wrote ran on the host", marker, m)
+		}
+	}
+	// What spec made for the repository is empty and the repository
+	// owner's, as git init would have made it.
+	fi, err := os.Stat(filepath.Join(p, ".git", "hooks"))
+	if err != nil {
+		t.Fatalf("the hooks directory was not made: %v", err)
+	}
+	if entries, _ := os.ReadDir(filepath.Join(p, ".git", "hooks")); len(entries) != 0 {
+		t.Errorf(".git/hooks holds %v", entries)
+	}
+	if !fi.IsDir() {
+		t.Errorf(".git/hooks is %v", fi.Mode())
+	}
+}
+
+// Hooks git runs from outside its git directory: core.hooksPath names a
+// directory in the work tree (`.githooks`; husky's `.husky/_`, whose stubs
+// run the scripts in `.husky/`), and hook managers read what to run from a
+// file in the project (pre-commit, lefthook). What the sandbox writes
+// there must not run at the user's next git commit on the host, and a
+// hooksPath that names a directory that does not exist must not be the
+// sandbox's to make.
+func TestPolicyHooksOutsideGitDirReadOnly(t *testing.T) {
+	e := newEnv(t)
+	p := gitProject(e)
+	marker := filepath.Join(e.tmp, "pwned")
+	repo := func(dir, hooksPath string, files map[string]string) {
+		writeTree(t, dir, files, 0o755)
+		for f := range files {
+			if err := os.Chmod(filepath.Join(dir, f), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := os.Stat(filepath.Join(dir, ".git")); err != nil {
+			gitIn(t, dir, "init", "-q")
+		}
+		gitIn(t, dir, "config", "core.hooksPath", hooksPath)
+	}
+	repo(p, ".githooks", map[string]string{".githooks/pre-commit": "#!/bin/sh\nexit 0\n"})
+	repo(filepath.Join(p, "web"), ".husky/_", map[string]string{
+		".husky/_/pre-commit": "#!/bin/sh\nexec sh .husky/pre-commit\n",
+		".husky/pre-commit":   "exit 0\n",
+	})
+	repo(filepath.Join(p, "gone"), "hooks-not-made", map[string]string{"README": "x\n"})
+	writeTree(t, filepath.Join(p, "py"), map[string]string{".pre-commit-config.yaml": "repos: []\n", "lefthook.yml": "pre-commit:\n"}, 0o755)
+	hook := func(name string) string {
+		return `#!/bin/sh\ntouch ` + marker + `-` + name + `\n`
+	}
+	script := strings.Join([]string{
+		`printf '` + hook("githooks") + `' > .githooks/pre-commit && echo WROTE-GITHOOKS`,
+		`printf 'touch ` + marker + `-husky\n' > web/.husky/pre-commit && echo WROTE-HUSKY`,
+		`mkdir -p gone/hooks-not-made && printf '` + hook("made") + `' > gone/hooks-not-made/pre-commit && chmod +x gone/hooks-not-made/pre-commit && echo WROTE-MADE`,
+		`echo '- repo: local' >> py/.pre-commit-config.yaml && echo WROTE-PRECOMMIT`,
+		`echo '  commands: {}' >> py/lefthook.yml && echo WROTE-LEFTHOOK`,
+		`echo change > README && git -c user.email=a@b.c -c user.name=a commit -qam second --no-verify && echo COMMIT-OK`,
+	}, "\n")
+	r := e.runPolicy("extends = \"default\"\n", p, script)
+	if r.code != 0 {
+		t.Fatalf("run: %s", r)
+	}
+	if strings.Contains(r.stdout, "WROTE-") {
+		t.Errorf("the sandbox wrote hooks the host's git runs:\n%s", r.stdout)
+	}
+	if !strings.Contains(r.stdout, "COMMIT-OK") {
+		t.Errorf("git no longer works in the sandbox: %s", r)
+	}
+	for _, dir := range []string{p, filepath.Join(p, "web"), filepath.Join(p, "gone")} {
+		if err := os.WriteFile(filepath.Join(dir, "README"), []byte("host\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		gitIn(t, dir, "add", "README")
+		gitIn(t, dir, "commit", "-qm", "on the host")
+	}
+	for _, m := range []string{"githooks", "husky", "made"} {
+		if _, err := os.Stat(marker + "-" + m); err == nil {
+			t.Errorf("%s-%s exists: a hook the sandbox wrote ran at the host's git commit", marker, m)
+		}
+	}
+}
+
 // The policy annotations are a bundle's word, and a bundle may come from
 // anyone: dev.vetto.scan naming a directory the bundle does not bind had
 // create walk it and teardown move every repository in it aside — as

@@ -170,6 +170,12 @@ const (
 	AnnotationRepos = "dev.vetto.repos"
 )
 
+// HostEntry is an empty file or directory a bundle needs on the host.
+type HostEntry struct {
+	Path string `json:"path"`
+	Dir  bool   `json:"dir"`
+}
+
 // Stripped is one host file the sandbox sees a copy of without its
 // credentials (AnnotationStripped).
 type Stripped struct {
@@ -252,6 +258,10 @@ type Plan struct {
 	UID, GID uint32
 	// Files are written into the bundle beside config.json.
 	Files []BundleFile `json:"-"`
+	// Make are the host entries the bundle's read-only binds show that
+	// do not exist yet (repository metadata a git directory lacks): the
+	// bundle's writer makes them empty before it writes config.json.
+	Make []HostEntry `json:"make,omitempty"`
 	// Stripped are the host files served without their credentials.
 	Stripped []Stripped `json:"stripped,omitempty"`
 	// Credentials are the references the relay's credentials are read
@@ -689,6 +699,7 @@ func (c *compiler) protect() {
 			continue
 		}
 		var ro []string
+		missing := map[string]bool{} // path: whether it is a directory
 		switch f.Kind {
 		case FoundRepo:
 			for _, v := range c.writableViews(f.Path) {
@@ -698,6 +709,15 @@ func (c *compiler) protect() {
 			}
 			for _, m := range f.Meta {
 				ro = append(ro, filepath.Join(f.Path, m))
+			}
+			for _, m := range f.Missing {
+				ro = append(ro, filepath.Join(f.Path, m))
+				missing[filepath.Join(f.Path, m)] = IsRepoMetadataDir(m)
+			}
+		case FoundHooksDir:
+			ro = append(ro, f.Path)
+			if c.lookup(f.Path).Kind == PathMissing {
+				missing[f.Path] = true
 			}
 		case FoundGitFile, FoundToolConfig:
 			ro = append(ro, f.Path)
@@ -717,12 +737,28 @@ func (c *compiler) protect() {
 					c.plan.Stripped = append(c.plan.Stripped, Stripped{Path: p, SHA256: hex.EncodeToString(sum[:])})
 				}
 			}
-			for _, v := range c.writableViews(p) {
+			views := c.writableViews(p)
+			if i := slices.IndexFunc(views, c.isWritableRoot); i >= 0 {
+				// Read-only there, the whole bind would be: the user
+				// is told instead.
+				c.warn("%s (%s) is %s, which the sandbox writes as a whole: it cannot be made read-only, and git on the host runs what the sandbox leaves there", p, f.Kind, views[i])
+				continue
+			}
+			origin := "runs code on the host: read-only"
+			if dir, ok := missing[p]; ok && len(views) > 0 {
+				// Absent, it would be the sandbox's to plant: made
+				// empty on the host (as git init makes it) so that a
+				// read-only bind can show it.
+				c.plan.Make = append(c.plan.Make, HostEntry{Path: p, Dir: dir})
+				c.warn("%s does not exist: spec makes it empty, read-only in the sandbox (one the sandbox planted would run on the host)", p)
+				origin = "runs code on the host: made empty, read-only"
+			}
+			for _, v := range views {
 				c.pinAncestors(v)
 				// Mapped as the bind it covers: a 0600 config stays
 				// readable to the owner it belongs to.
 				parent := effectiveMount(c.mounts, v)
-				c.addMount(&mountPlan{dest: v, source: source, idmap: parent.idmap, origin: "runs code on the host: read-only"})
+				c.addMount(&mountPlan{dest: v, source: source, idmap: parent.idmap, origin: origin})
 				c.protected = append(c.protected, v)
 			}
 		}
@@ -747,6 +783,13 @@ func (c *compiler) pinAncestors(v string) {
 		}
 		c.mounts = append(c.mounts, &mountPlan{dest: a, source: filepath.Join(m.source, strings.TrimPrefix(a, m.dest)), write: true, pin: true, idmap: m.idmap, origin: "parent of a masked or read-only path (pinned)"})
 	}
+}
+
+// isWritableRoot reports whether container path v is where a writable
+// bind is made (the project itself, an allow_write root, a pin).
+func (c *compiler) isWritableRoot(v string) bool {
+	m := effectiveMount(c.mounts, v)
+	return m != nil && m.write && m.dest == v
 }
 
 // writableViews are the container paths where host path real shows through

@@ -3,6 +3,7 @@ package spec
 import (
 	"bufio"
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -23,19 +24,24 @@ const (
 	// FoundSocket is a host unix socket: masked, so nothing inside can
 	// connect to it (an ssh-agent, a docker socket).
 	FoundSocket
-	// FoundRepo is a repository's git directory (.git, or a submodule's
-	// gitdir): its metadata is read-only and it cannot be renamed away.
+	// FoundRepo is a git directory: a .git, a submodule's gitdir, or a
+	// bare repository (any directory git takes for one by what it holds):
+	// its metadata is read-only and it cannot be renamed away.
 	FoundRepo
 	// FoundGitFile is a .git file pointing at a gitdir: read-only, or the
 	// sandbox could point the host's git at a gitdir it wrote.
 	FoundGitFile
 	// FoundToolConfig is configuration another program runs code from
-	// when the user opens the project: read-only.
+	// when the user opens the project, or commits in it: read-only.
 	FoundToolConfig
+	// FoundHooksDir is a directory a repository's core.hooksPath names
+	// (GitHooksPath), whose scripts git runs: read-only, and made empty
+	// when it does not exist, or the sandbox could make it.
+	FoundHooksDir
 )
 
 func (k FoundKind) String() string {
-	return [...]string{"secret", "socket", "repository", "git file", "tool config"}[k]
+	return [...]string{"secret", "socket", "repository", "git file", "tool config", "hooks directory"}[k]
 }
 
 // Found is one path a scan found, on the host.
@@ -45,6 +51,106 @@ type Found struct {
 	// Meta are, for a repository, the metadata paths that exist in its
 	// git directory (config, hooks, info, config.worktree).
 	Meta []string `json:",omitempty"`
+	// Missing are, for a repository, the metadata paths git would read
+	// that its git directory lacks (MissingRepoMetadata): the compiler
+	// has them made empty (Plan.Make) and read-only, since the sandbox
+	// could otherwise plant them.
+	Missing []string `json:",omitempty"`
+}
+
+// repoMetadataDirs are the RepoMetadata entries that are directories.
+var repoMetadataDirs = map[string]bool{"hooks": true, "info": true}
+
+// IsRepoMetadataDir says whether RepoMetadata entry name is a directory.
+func IsRepoMetadataDir(name string) bool { return repoMetadataDirs[name] }
+
+// MissingRepoMetadata lists the RepoMetadata entries a git directory
+// lacks (it has those in have) that git would read if the sandbox made
+// them: config and hooks/ always (go-git, JGit and `git init
+// --template=` make no hooks/), info/, and config.worktree when the
+// repository turns on extensions.worktreeConfig (WorktreeConfigOn),
+// without which git never reads it.
+func MissingRepoMetadata(have []string, worktreeConfig bool) []string {
+	var out []string
+	for _, m := range RepoMetadata {
+		if slices.Contains(have, m) {
+			continue
+		}
+		if m == "config.worktree" && !worktreeConfig {
+			continue
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// WorktreeConfigOn reads extensions.worktreeConfig from a git config: a
+// boolean (a key alone means true).
+func WorktreeConfigOn(config string) bool {
+	value, ok := GitConfigValue(config, "extensions", "worktreeconfig")
+	if !ok {
+		return false
+	}
+	switch strings.ToLower(value) {
+	case "", "true", "yes", "on", "1":
+		return true
+	}
+	return false
+}
+
+// GitHooksPath reads core.hooksPath from a git config.
+func GitHooksPath(config string) (string, bool) {
+	v, ok := GitConfigValue(config, "core", "hookspath")
+	return v, ok && v != ""
+}
+
+// GitConfigValue reads the last value of section.key (both lower case;
+// no subsection) from a git config, as git does for a single-valued key:
+// the last one wins. A key alone, with no "=", has the value "". Quotes
+// are removed; includes are not followed.
+func GitConfigValue(config, section, key string) (string, bool) {
+	current := ""
+	sc := bufio.NewScanner(strings.NewReader(config))
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	value, found := "", false
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if strings.HasPrefix(line, "[") {
+			end := strings.IndexByte(line, ']')
+			if end < 0 {
+				continue
+			}
+			current = strings.ToLower(strings.TrimSpace(line[1:end]))
+			line = strings.TrimSpace(line[end+1:])
+		}
+		if current != section || line == "" || line[0] == '#' || line[0] == ';' {
+			continue
+		}
+		k, v, _ := strings.Cut(line, "=")
+		if !strings.EqualFold(strings.TrimSpace(k), key) {
+			continue
+		}
+		value, found = gitConfigUnquote(v), true
+	}
+	return value, found
+}
+
+// gitConfigUnquote is a git config value as git reads it: quotes removed,
+// an unquoted # or ; starting a comment, outer spaces trimmed.
+func gitConfigUnquote(v string) string {
+	var b strings.Builder
+	quoted := false
+	for _, r := range strings.TrimSpace(v) {
+		switch {
+		case r == '"':
+			quoted = !quoted
+		case !quoted && (r == '#' || r == ';'):
+			return strings.TrimSpace(b.String())
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return strings.TrimSpace(b.String())
 }
 
 // secretFileNames are file names that hold credentials by convention, besides
@@ -63,8 +169,32 @@ func IsSecretFile(name string) bool { return IsEnvFile(name) || secretFileNames[
 // toolConfigDirs hold settings editors and dev-container tools act on when
 // the user opens the project: VS Code's tasks (runOn: folderOpen) and
 // settings (interpreter and tool paths), JetBrains' run configurations,
-// dev containers' lifecycle commands.
-var toolConfigDirs = map[string]bool{".vscode": true, ".idea": true, ".devcontainer": true}
+// dev containers' lifecycle commands; and .husky, the scripts husky's
+// hook stubs run at git commit.
+var toolConfigDirs = map[string]bool{".vscode": true, ".idea": true, ".devcontainer": true, ".husky": true}
+
+// toolConfigFiles say what the hooks of a hook manager run at git commit:
+// pre-commit's and overcommit's (lefthook's: isLefthookConfig), and
+// .gitmodules (where git clones submodules from, and their update
+// commands).
+var toolConfigFiles = map[string]bool{
+	".gitmodules": true, ".pre-commit-config.yaml": true, ".overcommit.yml": true,
+}
+
+// isLefthookConfig: lefthook reads lefthook.yml, .lefthook.yml, their
+// -local variants, and .yaml, .json, .jsonc and .toml for .yml.
+func isLefthookConfig(name string) bool {
+	base := strings.TrimPrefix(name, ".")
+	stem, ext, ok := strings.Cut(base, ".")
+	if !ok || (stem != "lefthook" && stem != "lefthook-local") {
+		return false
+	}
+	switch ext {
+	case "yml", "yaml", "json", "jsonc", "toml":
+		return true
+	}
+	return false
+}
 
 // RepoMetadata are the entries of a git directory from which git runs
 // code on the host: config (core.fsmonitor, core.hooksPath, core.pager,
@@ -87,7 +217,7 @@ func Classify(name string, dir, socket bool) (FoundKind, bool) {
 		return FoundGitFile, true
 	case dir && toolConfigDirs[name]:
 		return FoundToolConfig, true
-	case !dir && name == ".gitmodules":
+	case !dir && (toolConfigFiles[name] || isLefthookConfig(name)):
 		return FoundToolConfig, true
 	case !dir && IsSecretFile(name):
 		return FoundSecret, true
