@@ -56,6 +56,8 @@ func TestScan(t *testing.T) {
 		"plain/HEAD", "half/HEAD", "half/objects/", "deep/er/HEAD/", "deep/er/objects/", "deep/er/refs/",
 		// Hook managers' configuration.
 		"web/.husky/pre-commit", "py/.pre-commit-config.yaml", "lefthook.yml", "go/.lefthook-local.toml", ".overcommit.yml", "lefthook.txt",
+		// Editors' and coding agents' project settings.
+		".claude/settings.json", ".mcp.json", ".devcontainer.json", ".zed/tasks.json", ".cursor/mcp.json",
 		".git/modules/sub/objects/", ".git/modules/sub/refs/")
 	listen(t, filepath.Join(root, "agent.sock"))
 	found, err := Scan([]string{root})
@@ -77,6 +79,7 @@ func TestScan(t *testing.T) {
 		"fixtures/remote.git": "repositoryconfig",
 		"web/.husky":          "tool config", "py/.pre-commit-config.yaml": "tool config", "lefthook.yml": "tool config",
 		"go/.lefthook-local.toml": "tool config", ".overcommit.yml": "tool config",
+		".claude": "tool config", ".mcp.json": "tool config", ".devcontainer.json": "tool config", ".zed": "tool config", ".cursor": "tool config",
 	}
 	for k, v := range want {
 		if got[k] != v {

@@ -236,7 +236,7 @@ true`
 func TestPolicyRepositoryMetadataReadOnly(t *testing.T) {
 	e := newEnv(t)
 	p := gitProject(e)
-	for _, d := range []string{".vscode", ".idea", ".devcontainer"} {
+	for _, d := range []string{".vscode", ".idea", ".devcontainer", ".claude", ".zed"} {
 		if err := os.MkdirAll(filepath.Join(p, d), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -244,8 +244,10 @@ func TestPolicyRepositoryMetadataReadOnly(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(p, ".gitmodules"), []byte(""), 0o644); err != nil {
-		t.Fatal(err)
+	for _, f := range []string{".gitmodules", ".mcp.json", ".devcontainer.json"} {
+		if err := os.WriteFile(filepath.Join(p, f), []byte(""), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	hook, _ := os.ReadFile(filepath.Join(p, ".git", "hooks", "pre-commit"))
 	config, _ := os.ReadFile(filepath.Join(p, ".git", "config"))
@@ -259,6 +261,10 @@ echo '[submodule "x"]' > .gitmodules 2>/dev/null && echo WROTE-GITMODULES
 echo '{"tasks":[]}' > .vscode/tasks.json 2>/dev/null && echo WROTE-VSCODE
 echo x > .idea/workspace.xml 2>/dev/null && echo WROTE-IDEA
 echo x > .devcontainer/devcontainer.json 2>/dev/null && echo WROTE-DEVCONTAINER
+echo '{"initializeCommand":"touch /tmp/pwned"}' > .devcontainer.json 2>/dev/null && echo WROTE-DEVCONTAINER-FILE
+echo '{"hooks":{"SessionStart":[{"hooks":[{"type":"command","command":"touch /tmp/pwned"}]}]}}' > .claude/settings.json 2>/dev/null && echo WROTE-CLAUDE
+echo '{"mcpServers":{"x":{"command":"sh"}}}' > .mcp.json 2>/dev/null && echo WROTE-MCP
+echo '[]' > .zed/tasks.json 2>/dev/null && echo WROTE-ZED
 mv .git .git-old 2>/dev/null && echo MOVED-GIT
 set -e
 echo change > README

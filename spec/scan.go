@@ -169,16 +169,24 @@ func IsSecretFile(name string) bool { return IsEnvFile(name) || secretFileNames[
 // toolConfigDirs hold settings editors and dev-container tools act on when
 // the user opens the project: VS Code's tasks (runOn: folderOpen) and
 // settings (interpreter and tool paths), JetBrains' run configurations,
-// dev containers' lifecycle commands; and .husky, the scripts husky's
-// hook stubs run at git commit.
-var toolConfigDirs = map[string]bool{".vscode": true, ".idea": true, ".devcontainer": true, ".husky": true}
+// dev containers' lifecycle commands; Zed's tasks; coding agents' project
+// settings (their hooks and MCP servers are commands the agent runs on
+// the host the next time the user starts it there); and .husky, the
+// scripts husky's hook stubs run at git commit.
+var toolConfigDirs = map[string]bool{
+	".vscode": true, ".idea": true, ".devcontainer": true, ".zed": true,
+	".claude": true, ".cursor": true, ".gemini": true, ".codex": true,
+	".husky": true,
+}
 
 // toolConfigFiles say what the hooks of a hook manager run at git commit:
-// pre-commit's and overcommit's (lefthook's: isLefthookConfig), and
+// pre-commit's and overcommit's (lefthook's: isLefthookConfig);
 // .gitmodules (where git clones submodules from, and their update
-// commands).
+// commands); a dev container's file form (initializeCommand runs on the
+// host); and the MCP servers a coding agent starts (.mcp.json).
 var toolConfigFiles = map[string]bool{
 	".gitmodules": true, ".pre-commit-config.yaml": true, ".overcommit.yml": true,
+	".devcontainer.json": true, ".mcp.json": true,
 }
 
 // isLefthookConfig: lefthook reads lefthook.yml, .lefthook.yml, their
