@@ -96,17 +96,18 @@ func Quarantine(s *specs.Spec) ([]string, error) {
 			errs = append(errs, err)
 			continue
 		}
-		moved = append(moved, p+" -> "+dst)
-		if filepath.Base(p) != ".git" {
-			continue
-		}
-		if fi, err := os.Lstat(dst); err == nil && fi.IsDir() {
+		line := p + " -> " + dst
+		if fi, err := os.Lstat(dst); err == nil && fi.IsDir() && filepath.Base(p) == ".git" {
 			if _, err := os.Lstat(filepath.Join(dst, "HEAD")); err == nil {
-				if _, err := moveAside(filepath.Join(dst, "HEAD")); err != nil {
+				head, err := moveAside(filepath.Join(dst, "HEAD"))
+				if err != nil {
 					errs = append(errs, err)
+				} else {
+					line += " (its HEAD -> " + filepath.Base(head) + ")"
 				}
 			}
 		}
+		moved = append(moved, line)
 	}
 	slices.Sort(moved)
 	return moved, errors.Join(errs...)

@@ -227,7 +227,7 @@ func TestQuarantineLeavesNoGitDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{
-		dir + "/p/src/.git -> " + dir + "/p/src/.git.vetto-quarantined",
+		dir + "/p/src/.git -> " + dir + "/p/src/.git.vetto-quarantined (its HEAD -> HEAD.vetto-quarantined)",
 		dir + "/p/src/.git/modules/x/HEAD -> " + dir + "/p/src/.git/modules/x/HEAD.vetto-quarantined",
 		dir + "/p/sub/.git -> " + dir + "/p/sub/.git.vetto-quarantined",
 		dir + "/p/tools.git/HEAD -> " + dir + "/p/tools.git/HEAD.vetto-quarantined",
