@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -114,17 +115,26 @@ func Quarantine(s *specs.Spec) ([]string, error) {
 }
 
 // moveAside renames p to p + QuarantineSuffix (or .1, .2, … after it
-// when that is taken) and returns the new name.
+// when that is taken) and returns the new name. It never follows a
+// symlink on the way to p — another sandbox on the same project, still
+// running, could have put one in place of a directory since the scan, to
+// have root rename a repository elsewhere — and never replaces what is at
+// the new name (renameInDir).
 func moveAside(p string) (string, error) {
-	dst := p + QuarantineSuffix
-	for i := 1; ; i++ {
-		if _, err := os.Lstat(dst); os.IsNotExist(err) {
-			break
+	dir, name := filepath.Dir(p), filepath.Base(p)
+	for i := 0; i < 1000; i++ {
+		dst := name + QuarantineSuffix
+		if i > 0 {
+			dst = fmt.Sprintf("%s.%d", dst, i)
 		}
-		dst = fmt.Sprintf("%s%s.%d", p, QuarantineSuffix, i)
+		err := renameInDir(dir, name, dst)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return "", fmt.Errorf("quarantine %s: %w", p, err)
+		}
+		return filepath.Join(dir, dst), nil
 	}
-	if err := os.Rename(p, dst); err != nil {
-		return "", fmt.Errorf("quarantine %s: %w", p, err)
-	}
-	return dst, nil
+	return "", fmt.Errorf("quarantine %s: 1000 names taken beside it", p)
 }

@@ -292,3 +292,29 @@ func TestHooksDirs(t *testing.T) {
 		})
 	}
 }
+
+// A sandbox still running on the same project can put a symlink in place
+// of a directory after the scan: moving aside what the scan found must
+// not follow it to rename a repository elsewhere, and must never replace
+// what already has the quarantined name.
+func TestMoveAsideFollowsNoSymlink(t *testing.T) {
+	dir, _ := filepath.EvalSymlinks(t.TempDir())
+	plant(t, dir, "victim/.git/HEAD", "p/sub/.git/HEAD", "p/again/.git/HEAD", "p/again/.git.vetto-quarantined/HEAD")
+	// The scan saw p/sub/.git; then sub became a symlink to the victim.
+	if err := os.Rename(dir+"/p/sub", dir+"/p/sub-old"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(dir+"/victim", dir+"/p/sub"); err != nil {
+		t.Fatal(err)
+	}
+	if dst, err := moveAside(dir + "/p/sub/.git"); err == nil {
+		t.Errorf("moved %s through a symlink", dst)
+	}
+	if _, err := os.Lstat(dir + "/victim/.git/HEAD"); err != nil {
+		t.Errorf("the victim's repository was moved: %v", err)
+	}
+	dst, err := moveAside(dir + "/p/again/.git")
+	if err != nil || dst != dir+"/p/again/.git.vetto-quarantined.1" {
+		t.Errorf("moveAside = %q, %v; want the .1 name beside the taken one", dst, err)
+	}
+}
