@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -178,13 +177,7 @@ unlimited.`,
 func updateResources(c *ucli.Context) (*specs.LinuxResources, error) {
 	res := &specs.LinuxResources{}
 	if path := c.String("resources"); path != "" {
-		var data []byte
-		var err error
-		if path == "-" {
-			data, err = io.ReadAll(os.Stdin)
-		} else {
-			data, err = os.ReadFile(path)
-		}
+		data, err := runtime.ReadInput(path, runtime.MaxResourcesFile)
 		if err != nil {
 			return nil, runtime.Errorf(runtime.ErrInvalidInput, "--resources: %w", err)
 		}

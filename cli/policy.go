@@ -209,7 +209,7 @@ func explainPolicy(c *ucli.Context, file string, cmd []string) (name string, pla
 	var parseErrs spec.PolicyErrors
 	switch {
 	case file != "":
-		data, err := os.ReadFile(file)
+		data, err := runtime.ReadInput(file, runtime.MaxPolicyFile)
 		if err != nil {
 			return file, nil, runtime.Errorf(runtime.ErrInvalidInput, "read policy: %w", err)
 		}

@@ -426,6 +426,9 @@ func TestBadPreserveFDs(t *testing.T) {
 		{"none-open", 0, "2", []string{"--preserve-fds", "fd 3 is not open"}},
 		{"one-of-two-open", 1, "2", []string{"--preserve-fds", "fd 4 is not open"}},
 		{"one-of-one-missing", 0, "1", []string{"--preserve-fds", "fd 3 is not open"}},
+		// More fds than any process can have: an error, not the runtime
+		// allocating for them until the Go runtime dies of it.
+		{"beyond-any-fd-table", 0, "99999999999", []string{"--preserve-fds=99999999999", "cannot be open"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -595,5 +598,36 @@ func TestBadBundleConfigFile(t *testing.T) {
 			}
 			badNothingLeft(t, e)
 		})
+	}
+}
+
+// A file the caller names — an exec's --process, an update's --resources,
+// the operator's --config, a policy — is read up to a bound: /dev/zero is
+// one clear line (exit 1), not a runtime that reads until the machine's
+// memory is gone or hangs. A pipe (`--process <(…)`, `-r -`) still works.
+func TestBadInputFileBounded(t *testing.T) {
+	e := newEnv(t)
+	id := e.runningContainer()
+	bundle := filepath.Join(e.tmp, "policy-bundle")
+	if err := os.MkdirAll(bundle, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"exec", "--process", "/dev/zero", id},
+		{"update", "--resources", "/dev/zero", id},
+		{"--config", "/dev/zero", "list"},
+		{"spec", "--policy", "/dev/zero", "--bundle", bundle},
+		{"policy", "check", "/dev/zero"},
+	} {
+		t.Run(strings.Join(args[:2], " "), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, binary, append([]string{"--root", e.root}, args...)...)
+			badExpectError(t, e.runCmd(cmd), "/dev/zero is larger than")
+		})
+	}
+	r := e.vettoIn([]byte(`{"pids":{"limit":100}}`), "update", "--resources", "-", id)
+	if r.code != 0 {
+		t.Errorf("update --resources - from a pipe: %s", r)
 	}
 }

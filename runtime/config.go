@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -99,7 +98,7 @@ func (c *Config) SandboxID() uint32 {
 // the path is the default one; a --config that names a missing file is an
 // error, so a typo cannot silently drop the operator's rules.
 func LoadConfig(path string, explicit bool) (*Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := ReadInput(path, maxConfigFile)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) && !explicit {
 			return nil, nil

@@ -3,7 +3,6 @@ package runtime
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -133,7 +132,7 @@ func (r *Runtime) Exec(opts ExecOptions) (int, error) {
 func execProcess(opts ExecOptions, base *specs.Process) (*specs.Process, error) {
 	var p specs.Process
 	if opts.ProcessFile != "" {
-		data, err := os.ReadFile(opts.ProcessFile)
+		data, err := ReadInput(opts.ProcessFile, MaxProcessFile)
 		if err != nil {
 			return nil, Errorf(ErrInvalidInput, "--process: %w", err)
 		}

@@ -246,6 +246,12 @@ func (r *Runtime) landlockABI() (int, error) {
 	return landlock.HostABI()
 }
 
+// maxPassedFDs bounds the fds a caller can pass: a process's fd numbers
+// stay below fs.nr_open, whose default is 1048576, and a larger
+// --preserve-fds would only have the runtime allocate for fds that
+// cannot exist.
+const maxPassedFDs = 1 << 20
+
 // examinePassed says what each file passed in besides stdio is: the
 // listen fds first, then the preserved ones (hooks.PassedRange). An fd the
 // caller did not pass is bad input, named by the flag or variable that
@@ -253,6 +259,9 @@ func (r *Runtime) landlockABI() (int, error) {
 func examinePassed(listen, preserve int) ([]hooks.PassedFD, error) {
 	if listen+preserve == 0 {
 		return nil, nil
+	}
+	if last := 3 + listen + preserve - 1; listen > maxPassedFDs || preserve > maxPassedFDs || last >= maxPassedFDs {
+		return nil, Errorf(ErrInvalidInput, "--preserve-fds=%d: fd %d cannot be open: a process has at most %d (fs.nr_open's default)", preserve, last, maxPassedFDs)
 	}
 	passed := hooks.ExaminePassed(hooks.PassedRange(listen, preserve))
 	for _, p := range passed {
