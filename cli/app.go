@@ -122,6 +122,10 @@ func newApp(h *host) *ucli.App {
 			&ucli.StringFlag{Name: "config", Value: runtime.DefaultConfigPath, Usage: "operator floor file (TOML): minimum level and forbidden requests; a missing default file means no floor"},
 			&ucli.StringFlag{Name: "audit-log", Usage: "also append every audit event (transitions, verdicts, launches, refusals, receipts) to this JSONL file, besides the host-wide log ([audit] dir)"},
 			&ucli.BoolFlag{Name: "systemd-cgroup", Usage: "enable systemd cgroup support, expects cgroupsPath to be of form \"slice:prefix:name\" for e.g. \"system.slice:vetto:434234\"; fails if systemd is not running"},
+			// runc's other two global flags, which clients may pass
+			// (go-runc's Criu and Rootless options).
+			&ucli.StringFlag{Name: "criu", Value: "criu", Usage: "accepted as runc's (the criu binary); checkpoint and restore are refused, so it is never run"},
+			&ucli.StringFlag{Name: "rootless", Value: "auto", Usage: "accepted as runc's ('auto', 'true' or 'false'); vetto-runtime always decides as 'auto' does, and never ignores a cgroup it cannot set up: the launch is refused unless the caller accepts the degradation (docs/rootless.md)"},
 		}, globalSecurityFlags()...),
 		Before:       configureLogging,
 		OnUsageError: usageError(""),
@@ -163,6 +167,11 @@ func defaultRoot() string { root, _ := runtime.DefaultRoot(); return root }
 func configureLogging(c *ucli.Context) error {
 	if c.Bool("debug") {
 		logrus.SetLevel(logrus.DebugLevel)
+	}
+	switch r := c.String("rootless"); r {
+	case "auto", "true", "false":
+	default:
+		return runtime.Errorf(runtime.ErrInvalidInput, "invalid --rootless %q: want auto, true or false", r)
 	}
 	switch f := c.String("log-format"); f {
 	case "", "text":

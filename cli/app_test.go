@@ -141,6 +141,10 @@ func TestApp(t *testing.T) {
 		{"list, empty", []string{"list", "-q"}, nil, 0, "", ""},
 		{"list, bad format", []string{"list", "-f", "yaml"}, nil, 1, "", `invalid format option "yaml": want table or json`},
 		{"bad log format", []string{"--log-format", "xml", "list"}, nil, 1, "", `invalid --log-format "xml"`},
+		// runc's global --criu and --rootless, as go-runc passes them.
+		{"runc's --criu and --rootless", []string{"--criu", "/usr/sbin/criu", "--rootless=false", "list", "-q"}, nil, 0, "", ""},
+		{"--rootless auto", []string{"--rootless", "auto", "list", "-q"}, nil, 0, "", ""},
+		{"bad --rootless", []string{"--rootless", "maybe", "list"}, nil, 1, "", `invalid --rootless "maybe": want auto, true or false`},
 		{"checkpoint", []string{"checkpoint", "c1"}, nil, 1, "", "checkpoint is not supported by vetto-runtime"},
 		{"checkpoint --help", []string{"checkpoint", "--help"}, nil, 0, "not supported", ""},
 		{"completion bash", []string{"completion", "bash"}, nil, 0, "complete -o bashdefault -o default -F _vetto_runtime vetto-runtime", ""},

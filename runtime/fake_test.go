@@ -242,6 +242,9 @@ func TestCreateBadInput(t *testing.T) {
 		{"pid file dir missing", func(b string) CreateOptions {
 			return CreateOptions{ID: "c1", Bundle: b, PidFile: b + "/no/such/dir/pid"}
 		}, nil, ErrInvalidInput},
+		{"pid file a directory", func(b string) CreateOptions {
+			return CreateOptions{ID: "c1", Bundle: b, PidFile: b + "/rootfs"}
+		}, nil, ErrInvalidInput},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -41,5 +41,10 @@ func checkPidFileDir(path string) error {
 	if !fi.IsDir() {
 		return Errorf(ErrInvalidInput, "pid file %s: parent is not a directory", path)
 	}
+	// The rename into place could never replace a directory: said now,
+	// not after the container was made and had to be torn down.
+	if fi, err := os.Lstat(abs); err == nil && fi.IsDir() {
+		return Errorf(ErrInvalidInput, "pid file %s is a directory: name a file", path)
+	}
 	return nil
 }
