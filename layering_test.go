@@ -48,7 +48,7 @@ var rules = map[string]struct {
 	"runtime/launch": {[]string{"spec", "hooks", "landlock"}, []string{"github.com/opencontainers/runtime-spec/"}},
 	// hostpolicy is the host side of policy mode: it reads the host for
 	// the compiler and checks compiled bundles against it at create.
-	"hostpolicy": {[]string{"spec"}, []string{"github.com/opencontainers/runtime-spec/"}},
+	"hostpolicy": {[]string{"spec"}, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/"}},
 	// report renders audit logs: it reads events, it runs nothing.
 	"report":  {[]string{"hooks"}, nil},
 	"runtime": {[]string{"spec", "hooks", "hooks/canary", "landlock", "runtime/launch", "hostpolicy", "shim"}, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/", "github.com/BurntSushi/toml", "github.com/gowebpki/jcs"}},
