@@ -185,9 +185,10 @@ func makeEmptyDir(dir string) (created bool, err error) {
 // does not exist yet (spec.Plan.Make: repository metadata a git directory
 // lacks), empty, as git init makes it — a directory 0755, a file 0644 —
 // and owned as the directory it is made in, so that the user's git goes
-// on writing there. It works inside that directory (os.Root): a sandbox
-// running meanwhile that swaps a parent for a symlink sends it nowhere
-// else. One that exists already is left as it is.
+// on writing there. It works inside that directory (os.Root), and only
+// if the directory it opened is the one it looked at: a symlink put in the
+// git directory's place since is refused, not followed. One that exists
+// already is left as it is.
 func MakeHostEntries(entries []spec.HostEntry) error {
 	for _, e := range entries {
 		if err := makeHostEntry(e); err != nil {
