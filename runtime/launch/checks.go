@@ -647,6 +647,25 @@ func bundleCredentials(s *specs.Spec, f *Floor) []string {
 // own (runc's validator list).
 var namespacedSysctls = []string{"kernel.shm", "kernel.msg", "kernel.sem", "fs.mqueue.", "net.", "kernel.hostname", "kernel.domainname"}
 
+// sysctlDotted is a sysctl key in its dotted form, as libcontainer reads
+// one: "net/ipv4/ip_forward" (sysctl.d(5)'s slash form, where a dot is
+// part of a name) is "net.ipv4.ip_forward".
+func sysctlDotted(key string) string {
+	i := strings.IndexAny(key, "./")
+	if i < 0 || key[i] == '.' {
+		return key
+	}
+	return strings.Map(func(r rune) rune {
+		switch r {
+		case '.':
+			return '/'
+		case '/':
+			return '.'
+		}
+		return r
+	}, key)
+}
+
 func hostSysctls(s *specs.Spec) []string {
 	if s.Linux == nil {
 		return nil
@@ -655,7 +674,7 @@ func hostSysctls(s *specs.Spec) []string {
 	for k := range s.Linux.Sysctl {
 		ok := false
 		for _, p := range namespacedSysctls {
-			if strings.HasPrefix(k, p) {
+			if strings.HasPrefix(sysctlDotted(k), p) {
 				ok = true
 			}
 		}

@@ -338,6 +338,14 @@ func TestEvaluate(t *testing.T) {
 		{name: "strict: host sysctl", edit: func(s *specs.Spec) {
 			s.Linux.Sysctl = map[string]string{"kernel.core_pattern": "|/x", "net.ipv4.ip_forward": "1"}
 		}, req: strictReq, rules: []RuleID{RuleStrictSysctl}, level: Strict},
+		{name: "strict: host sysctl, slash form", edit: func(s *specs.Spec) {
+			s.Linux.Sysctl = map[string]string{"kernel/core_pattern": "|/x"}
+		}, req: strictReq, rules: []RuleID{RuleStrictSysctl}, level: Strict},
+		// sysctl.d(5)'s slash form of the container's own (libcontainer
+		// reads it so): no host sysctl.
+		{name: "strict: namespaced sysctls, slash form", edit: func(s *specs.Spec) {
+			s.Linux.Sysctl = map[string]string{"net/ipv4/conf/eth0.100/rp_filter": "1", "kernel/shmmax": "1"}
+		}, req: strictReq, level: Strict},
 		// A bundle's credentials: the relay reads a secret of the host and
 		// sends it where the bundle says.
 		{name: "strict: a credential the bundle names", edit: withCredentials(`[{"host":"collector.attacker.test","header":"Authorization","file":"/etc/vetto/credentials/gh"}]`),
