@@ -66,6 +66,9 @@ func TestValidate(t *testing.T) {
 		{"rlimit soft > hard", func(s *specs.Spec) {
 			s.Process.Rlimits = []specs.POSIXRlimit{{Type: "RLIMIT_NOFILE", Soft: 10, Hard: 5}}
 		}, []string{"process.rlimits[0]"}},
+		{"unknown capability", func(s *specs.Spec) {
+			s.Process.Capabilities = &specs.LinuxCapabilities{Bounding: []string{"CAP_CHOWN", "CAP_BOGUS"}, Ambient: []string{"cap_kill", "NET_RAW"}}
+		}, []string{"process.capabilities.bounding[1]", "process.capabilities.ambient[0]", "process.capabilities.ambient[1]"}},
 		{"relative mount destination", func(s *specs.Spec) { s.Mounts[0].Destination = "proc" }, []string{"mounts[0].destination"}},
 		{"unknown namespace", func(s *specs.Spec) { s.Linux.Namespaces[0].Type = "bogus" }, []string{"linux.namespaces[0].type"}},
 		{"duplicate namespace", func(s *specs.Spec) { s.Linux.Namespaces[1].Type = "pid" }, []string{"linux.namespaces[1].type"}},

@@ -100,6 +100,22 @@ func validateProcess(p *specs.Process, add func(string, string, ...any)) {
 	if p.ConsoleSize != nil && !p.Terminal {
 		add("process.consoleSize", "set but process.terminal is false")
 	}
+	if c := p.Capabilities; c != nil {
+		// A name no kernel has, or not as libcontainer spells it (its
+		// lookup is case-sensitive): it would skip the name with a
+		// warning, and the container's capabilities would not be the
+		// spec's.
+		for _, set := range []struct {
+			name  string
+			names []string
+		}{{"bounding", c.Bounding}, {"effective", c.Effective}, {"inheritable", c.Inheritable}, {"permitted", c.Permitted}, {"ambient", c.Ambient}} {
+			for i, n := range set.names {
+				if _, ok := CapabilityBits[n]; !ok {
+					add(fmt.Sprintf("process.capabilities.%s[%d]", set.name, i), "unknown capability %q (names are the kernel's, as CAP_NET_BIND_SERVICE)", n)
+				}
+			}
+		}
+	}
 	for i, rl := range p.Rlimits {
 		if rl.Soft > rl.Hard {
 			add(fmt.Sprintf("process.rlimits[%d]", i), "%s soft limit %d exceeds hard limit %d", rl.Type, rl.Soft, rl.Hard)
