@@ -336,6 +336,24 @@ func TestStrictExitedBeforeVerification(t *testing.T) {
 	}
 }
 
+// An init that dies while it is set up (here, a seccomp filter that
+// refuses every call, as runc's "container process is already dead") is
+// said as such: one line, exit 125, nothing left — not a page of FAILs of
+// every check pre-launch verification could no longer make.
+func TestInitDiedDuringSetupIsSaid(t *testing.T) {
+	e := newEnv(t)
+	b := e.bundle([]string{"true"}, func(s *specs.Spec) {
+		s.Linux.Seccomp = &specs.LinuxSeccomp{DefaultAction: specs.ActErrno}
+	})
+	r := e.vetto("run", "-b", b, e.id())
+	if r.code != 125 || !strings.Contains(r.stderr, "exited while it was being set up") || strings.Contains(r.stderr, "FAIL") {
+		t.Fatalf("run with a seccomp filter that refuses everything: %s; want 125 saying the init exited while it was set up", r)
+	}
+	if r := e.mustVetto("list", "-q"); r.stdout != "" {
+		t.Errorf("left: %q", r.stdout)
+	}
+}
+
 // 13.8: a backend failure during create is the sandbox not established
 // (125, TestBadSystemdCgroup has one: --systemd-cgroup without systemd),
 // not a usage error; the user's own missing command stays 1, as with runc.

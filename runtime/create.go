@@ -393,6 +393,12 @@ func (r *Runtime) verifyPreLaunchLocked(cr *created) error {
 		return err
 	}
 	if bad := d.PreLaunch(results); len(bad) > 0 {
+		if st, err := cr.c.Status(); err == nil && st == StatusStopped {
+			// Every check failed for want of a process to check: that
+			// is what the caller is told, not a page of FAILs.
+			_ = r.Store.moveLocked(cr.rec, StatePreLaunchFailed, "init exited before pre-launch verification")
+			return Errorf(ErrPreLaunchFailed, "the container's init (pid %d) exited while it was being set up, before it could be verified: nothing of the program ran (does the spec leave it what it needs — a seccomp filter that refuses everything, a user it cannot become?)", pid)
+		}
 		_ = r.Store.moveLocked(cr.rec, StatePreLaunchFailed, bad.String())
 		err := refusal(d.Level, bad)
 		if errors.Is(err, ErrDegradedRefused) {
