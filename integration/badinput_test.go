@@ -428,7 +428,8 @@ func TestBadPreserveFDs(t *testing.T) {
 		{"one-of-one-missing", 0, "1", []string{"--preserve-fds", "fd 3 is not open"}},
 		// More fds than any process can have: an error, not the runtime
 		// allocating for them until the Go runtime dies of it.
-		{"beyond-any-fd-table", 0, "99999999999", []string{"--preserve-fds=99999999999", "cannot be open"}},
+		{"beyond-any-fd-table", 0, "99999999999", []string{"--preserve-fds=99999999999", "more fds than a process can have open"}},
+		{"max-int", 0, "9223372036854775807", []string{"--preserve-fds=9223372036854775807", "more fds than a process can have open"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

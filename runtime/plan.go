@@ -260,8 +260,8 @@ func examinePassed(listen, preserve int) ([]hooks.PassedFD, error) {
 	if listen+preserve == 0 {
 		return nil, nil
 	}
-	if last := 3 + listen + preserve - 1; listen > maxPassedFDs || preserve > maxPassedFDs || last >= maxPassedFDs {
-		return nil, Errorf(ErrInvalidInput, "--preserve-fds=%d: fd %d cannot be open: a process has at most %d (fs.nr_open's default)", preserve, last, maxPassedFDs)
+	if listen > maxPassedFDs || preserve > maxPassedFDs || 3+listen+preserve > maxPassedFDs {
+		return nil, Errorf(ErrInvalidInput, "--preserve-fds=%d: more fds than a process can have open (%d, fs.nr_open's default)", preserve, maxPassedFDs)
 	}
 	passed := hooks.ExaminePassed(hooks.PassedRange(listen, preserve))
 	for _, p := range passed {
