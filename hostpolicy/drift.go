@@ -93,6 +93,17 @@ func Drift(s *specs.Spec) ([]string, error) {
 			masked(d, "denied")
 		}
 	}
+	// The compiler binds real paths: a bind source under a scanned root
+	// that leads through a symlink now was made one since — by a sandbox,
+	// to have this bind show what it points to inside.
+	for _, mnt := range s.Mounts {
+		if !isBind(mnt) || !filepath.IsAbs(mnt.Source) || !slices.ContainsFunc(roots, func(r string) bool { return Within(mnt.Source, r) }) {
+			continue
+		}
+		if real := realPath(mnt.Source); real != filepath.Clean(mnt.Source) {
+			out = append(out, fmt.Sprintf("%s, which the bundle binds at %s, is now a symlink (to %s): a sandbox may have made it one; look at it", mnt.Source, mnt.Destination, real))
+		}
+	}
 	for _, f := range found {
 		if f.Kind == spec.FoundRepo && filepath.Base(f.Path) == ".git" {
 			if _, err := os.Lstat(filepath.Join(f.Path, "commondir")); err == nil {

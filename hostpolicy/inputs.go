@@ -3,6 +3,7 @@ package hostpolicy
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	goruntime "runtime"
@@ -136,7 +137,38 @@ func Compile(p *spec.Policy, o Options) (*spec.Plan, error) {
 		}
 	}
 	in.Found = append(found, HooksDirs(found, in.GitConfigs, userGitConfig(in.Home))...)
+	if err := protectedSymlinks(in.Found, newMountView(first.Spec)); err != nil {
+		return nil, err
+	}
 	return spec.Explain(p, in)
+}
+
+// protectedSymlinks refuses a path the compiler would bind read-only (a
+// repository's metadata, a .git file, tool configuration, a hooks
+// directory) that is a symlink where the sandbox can write: the bind
+// would show what it points to — anywhere on the host, ~/.ssh as well —
+// inside the sandbox, and an earlier sandbox may have planted it so.
+func protectedSymlinks(found []spec.Found, m *mountView) error {
+	var paths []string
+	for _, f := range found {
+		switch f.Kind {
+		case spec.FoundRepo:
+			for _, meta := range f.Meta {
+				paths = append(paths, filepath.Join(f.Path, meta))
+			}
+		case spec.FoundGitFile, spec.FoundToolConfig, spec.FoundHooksDir:
+			paths = append(paths, f.Path)
+		}
+	}
+	for _, p := range paths {
+		fi, err := os.Lstat(p)
+		if err != nil || fi.Mode()&fs.ModeSymlink == 0 || !m.writableAnywhere(filepath.Dir(p)) {
+			continue
+		}
+		target, _ := os.Readlink(p)
+		return unsafef("%s is a symlink (to %s) in a directory the sandbox can write: made read-only there, it would show what it points to inside the sandbox, and a sandbox may have planted it; look at it and remove it (or put what it points to in its place)", p, target)
+	}
+	return nil
 }
 
 // userGitConfig is the git configuration every repository of the user

@@ -130,6 +130,13 @@ func TestDrift(t *testing.T) {
 	if err := os.WriteFile(proj+"/.git/config", []byte("[core]\n\thooksPath = .githooks\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A bound path made a symlink: the bind would show its target.
+	if err := os.Remove(proj + "/.git/hooks"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/etc", proj+"/.git/hooks"); err != nil {
+		t.Fatal(err)
+	}
 	listen(t, filepath.Join(proj, "ssh-agent.sock"))
 	d, err := Drift(resolved)
 	if err != nil {
@@ -147,6 +154,7 @@ func TestDrift(t *testing.T) {
 		proj + "/bare/hooks does not exist, and the sandbox could make it",
 		proj + "/.git/info, which the bundle shows read-only, no longer exists",
 		proj + "/.githooks does not exist, and the sandbox could make it",
+		proj + "/.git/hooks, which the bundle binds at " + proj + "/.git/hooks, is now a symlink (to /etc)",
 	} {
 		if !strings.Contains(all, want) {
 			t.Errorf("drift lacks %q:\n%s", want, all)

@@ -506,6 +506,78 @@ func TestPolicyHooksOutsideGitDirReadOnly(t *testing.T) {
 	}
 }
 
+// A symlink a sandbox leaves where vetto makes a path read-only — a .git
+// file, tool configuration, a repository's config — would have the next
+// sandbox's read-only bind show what it points to (the user's ~/.ssh,
+// anything on the host) inside. spec refuses such a link; create refuses
+// a bundle whose bind source became one since it was compiled.
+func TestPolicyPlantedSymlinkShowsNothing(t *testing.T) {
+	e := newEnv(t)
+	p := gitProject(e)
+	secret := filepath.Join(e.tmp, "outside")
+	writeTree(t, secret, map[string]string{"id_rsa": "HOST-PRIVATE-KEY\n"}, 0o755)
+	if err := os.Chmod(filepath.Join(secret, "id_rsa"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	policy := filepath.Join(e.tmp, "policy.toml")
+	if err := os.WriteFile(policy, []byte("extends = \"default\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	read := "cat .vscode/id_rsa sub/.git/id_rsa .git/config/id_rsa 2>/dev/null; true"
+	for _, link := range []string{".vscode", "sub/.git", ".git/config"} {
+		t.Run(strings.ReplaceAll(link, "/", "-"), func(t *testing.T) {
+			at := filepath.Join(p, link)
+			saved := at + ".saved"
+			if _, err := os.Lstat(at); err == nil {
+				if err := os.Rename(at, saved); err != nil {
+					t.Fatal(err)
+				}
+				defer func() { os.Remove(at); os.Rename(saved, at) }()
+			} else {
+				defer os.Remove(at)
+			}
+			if err := os.MkdirAll(filepath.Dir(at), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(secret, at); err != nil {
+				t.Fatal(err)
+			}
+			bundle, err := os.MkdirTemp(e.tmp, "bundle-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Refused, naming the link; or compiled without binding it
+			// (a .vscode link is no tool configuration directory), and
+			// then it shows nothing.
+			r := e.vetto("spec", "--policy", policy, "--bundle", bundle, "--project", p, "--", "sh", "-c", read)
+			switch {
+			case r.code == 125 && strings.Contains(r.stderr, at+" is a symlink"):
+			case r.code == 0:
+				if run := e.vetto("run", "--bundle", bundle, e.id()); strings.Contains(run.stdout, "HOST-PRIVATE-KEY") || run.code != 0 {
+					t.Errorf("the sandbox read the host's file through %s: %s", link, run)
+				}
+			default:
+				t.Errorf("spec with %s a symlink out of the project: %s; want 125 naming it, or a bundle", link, r)
+			}
+		})
+	}
+	// Compiled while .vscode was a directory, run after it became a link.
+	if err := os.MkdirAll(filepath.Join(p, ".vscode"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bundle, _ := e.compilePolicy("extends = \"default\"\n", p, read)
+	if err := os.Remove(filepath.Join(p, ".vscode")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(secret, filepath.Join(p, ".vscode")); err != nil {
+		t.Fatal(err)
+	}
+	r := e.vetto("run", "--bundle", bundle, e.id())
+	if r.code != 125 || !strings.Contains(r.stderr, "is now a symlink") || strings.Contains(r.stdout, "HOST-PRIVATE-KEY") {
+		t.Errorf("run after .vscode became a symlink: %s; want 125, drift", r)
+	}
+}
+
 // The policy annotations are a bundle's word, and a bundle may come from
 // anyone: dev.vetto.scan naming a directory the bundle does not bind had
 // create walk it and teardown move every repository in it aside — as
