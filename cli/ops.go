@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -61,6 +62,14 @@ func (h *host) psCommand() *ucli.Command {
 func psTable(w io.Writer, pids []int, psArgs []string) error {
 	out, err := exec.Command("ps", psArgs...).Output()
 	if err != nil {
+		// ps says what it did not like (an option it does not know) on
+		// its stderr: that is the line the caller needs.
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			if first, _, _ := strings.Cut(strings.TrimSpace(string(exit.Stderr)), "\n"); first != "" {
+				return runtime.Errorf(runtime.ErrInvalidInput, "ps %s: %s", strings.Join(psArgs, " "), report.Printable(first))
+			}
+		}
 		return fmt.Errorf("ps %s: %w", strings.Join(psArgs, " "), err)
 	}
 	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")

@@ -1,6 +1,14 @@
 package cli
 
-import "testing"
+import (
+	"bytes"
+	"errors"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/vetto-dev/vetto-runtime/runtime"
+)
 
 // update's sizes read as runc reads them (go-units' RAMInBytes), and a
 // size beyond int64 is an error, not a wrapped value.
@@ -33,5 +41,17 @@ func TestParseBytes(t *testing.T) {
 		if (err != nil) != tt.bad || (!tt.bad && got != tt.want) {
 			t.Errorf("parseBytes(%q) = %d, %v; want %d (error %v)", tt.in, got, err, tt.want, tt.bad)
 		}
+	}
+}
+
+// ps's own complaint about its arguments is the error, as bad input.
+func TestPsTableSaysWhatPsSaid(t *testing.T) {
+	if _, err := exec.LookPath("ps"); err != nil {
+		t.Skip("no ps on this host")
+	}
+	var out bytes.Buffer
+	err := psTable(&out, []int{1}, []string{"--no-such-ps-option"})
+	if !errors.Is(err, runtime.ErrInvalidInput) || !strings.Contains(err.Error(), "ps --no-such-ps-option: ") || strings.Contains(err.Error(), "exit status") {
+		t.Fatalf("psTable with a bad option: %v; want bad input with ps's own message", err)
 	}
 }

@@ -260,7 +260,10 @@ func examinePassed(listen, preserve int) ([]hooks.PassedFD, error) {
 	if listen+preserve == 0 {
 		return nil, nil
 	}
-	if listen > maxPassedFDs || preserve > maxPassedFDs || 3+listen+preserve > maxPassedFDs {
+	if listen > maxPassedFDs || 3+listen > maxPassedFDs {
+		return nil, Errorf(ErrInvalidInput, "LISTEN_FDS=%d: more fds than a process can have open (%d, fs.nr_open's default)", listen, maxPassedFDs)
+	}
+	if preserve > maxPassedFDs || 3+listen+preserve > maxPassedFDs {
 		return nil, Errorf(ErrInvalidInput, "--preserve-fds=%d: more fds than a process can have open (%d, fs.nr_open's default)", preserve, maxPassedFDs)
 	}
 	passed := hooks.ExaminePassed(hooks.PassedRange(listen, preserve))
