@@ -327,6 +327,16 @@ func args(c *ucli.Context, min, max int) error {
 			want = fmt.Sprintf("a maximum of %d", max)
 		}
 		_ = ucli.ShowCommandHelp(c, c.Command.Name)
+		// Flags are read only before the arguments (as runc reads them):
+		// one written after reads as an argument, and the count alone
+		// would not tell the caller why.
+		if n > max {
+			for _, a := range c.Args().Slice()[min:] {
+				if strings.HasPrefix(a, "-") && a != "-" && a != "--" {
+					return runtime.Errorf(runtime.ErrInvalidInput, "%q requires %s argument(s): %s after them reads as one; put flags before the arguments", c.Command.Name, want, a)
+				}
+			}
+		}
 		return runtime.Errorf(runtime.ErrInvalidInput, "%q requires %s argument(s)", c.Command.Name, want)
 	}
 	return nil
