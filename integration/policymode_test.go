@@ -353,6 +353,31 @@ func gitMayRun(dir string, args ...string) {
 	_ = cmd.Run()
 }
 
+// runPolicyAttack runs the script's lines in a default-profile sandbox on
+// project p; a line that gets through echoes WROTE-…, and none may.
+func (e *env) runPolicyAttack(p string, lines []string, what string) result {
+	e.t.Helper()
+	r := e.runPolicy("extends = \"default\"\n", p, strings.Join(lines, "\n"))
+	if r.code != 0 {
+		e.t.Fatalf("run: %s", r)
+	}
+	if strings.Contains(r.stdout, "WROTE-") {
+		e.t.Errorf("the sandbox wrote %s:\n%s", what, r.stdout)
+	}
+	return r
+}
+
+// noMarkers fails the test for each marker-NAME file that exists: a
+// command the sandbox left ran on the host.
+func noMarkers(t *testing.T, marker string, names ...string) {
+	t.Helper()
+	for _, m := range names {
+		if _, err := os.Stat(marker + "-" + m); err == nil {
+			t.Errorf("%s-%s exists: what the sandbox left ran on the host", marker, m)
+		}
+	}
+}
+
 // A git directory git runs code from, whatever shape it has: one without
 // a hooks directory (go-git, JGit and `git init --template=` make none),
 // without a config, or not named .git at all (a bare repository, which git
@@ -386,7 +411,7 @@ func TestPolicyEveryGitDirectoryProtected(t *testing.T) {
 	plant := func(dir, name string) string {
 		return fmt.Sprintf("git -C %[1]s config core.bare false && git -C %[1]s config core.worktree .. && git -C %[1]s config core.fsmonitor 'touch %[2]s-%[3]s' && echo PLANTED-%[3]s", dir, marker, name)
 	}
-	script := strings.Join([]string{
+	r := e.runPolicyAttack(p, []string{
 		`mkdir -p .git/hooks && printf '#!/bin/sh\ntouch ` + marker + `-hook\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit && echo WROTE-HOOK`,
 		`mkdir -p .git/info && echo '* diff=x' > .git/info/attributes && echo WROTE-INFO`,
 		`printf '[core]\n\tfsmonitor = touch ` + marker + `-config\n' > vendor/lib/.git/config && echo WROTE-CONFIG`,
@@ -394,14 +419,7 @@ func TestPolicyEveryGitDirectoryProtected(t *testing.T) {
 		`git init -q --bare tools.git && ` + plant("tools.git", "bare"),
 		`git init -q src && ` + plant("src/.git", "repo"),
 		`echo change > README && git -c user.email=a@b.c -c user.name=a commit -qam second && echo COMMIT-OK`,
-	}, "\n")
-	r := e.runPolicy("extends = \"default\"\n", p, script)
-	if r.code != 0 {
-		t.Fatalf("run: %s", r)
-	}
-	if strings.Contains(r.stdout, "WROTE-") {
-		t.Errorf("the sandbox wrote git metadata the host runs:\n%s", r.stdout)
-	}
+	}, "git metadata the host runs")
 	for _, want := range []string{"COMMIT-OK", "PLANTED-bare", "PLANTED-repo"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("%s missing: git no longer works in the sandbox: %s", want, r)
@@ -422,11 +440,7 @@ func TestPolicyEveryGitDirectoryProtected(t *testing.T) {
 	for _, q := range quarantined {
 		gitMayRun(q, "status")
 	}
-	for _, m := range []string{"hook", "config", "fixture", "bare", "repo"} {
-		if _, err := os.Stat(marker + "-" + m); err == nil {
-			t.Errorf("%s-%s exists: what the sandbox wrote ran on the host", marker, m)
-		}
-	}
+	noMarkers(t, marker, "hook", "config", "fixture", "bare", "repo")
 	// What spec made for the repository is empty and the repository
 	// owner's, as git init would have made it.
 	fi, err := os.Stat(filepath.Join(p, ".git", "hooks"))
@@ -474,21 +488,14 @@ func TestPolicyHooksOutsideGitDirReadOnly(t *testing.T) {
 	hook := func(name string) string {
 		return `#!/bin/sh\ntouch ` + marker + `-` + name + `\n`
 	}
-	script := strings.Join([]string{
+	r := e.runPolicyAttack(p, []string{
 		`printf '` + hook("githooks") + `' > .githooks/pre-commit && echo WROTE-GITHOOKS`,
 		`printf 'touch ` + marker + `-husky\n' > web/.husky/pre-commit && echo WROTE-HUSKY`,
 		`mkdir -p gone/hooks-not-made && printf '` + hook("made") + `' > gone/hooks-not-made/pre-commit && chmod +x gone/hooks-not-made/pre-commit && echo WROTE-MADE`,
 		`echo '- repo: local' >> py/.pre-commit-config.yaml && echo WROTE-PRECOMMIT`,
 		`echo '  commands: {}' >> py/lefthook.yml && echo WROTE-LEFTHOOK`,
 		`echo change > README && git -c user.email=a@b.c -c user.name=a commit -qam second --no-verify && echo COMMIT-OK`,
-	}, "\n")
-	r := e.runPolicy("extends = \"default\"\n", p, script)
-	if r.code != 0 {
-		t.Fatalf("run: %s", r)
-	}
-	if strings.Contains(r.stdout, "WROTE-") {
-		t.Errorf("the sandbox wrote hooks the host's git runs:\n%s", r.stdout)
-	}
+	}, "hooks the host's git runs")
 	if !strings.Contains(r.stdout, "COMMIT-OK") {
 		t.Errorf("git no longer works in the sandbox: %s", r)
 	}
@@ -499,11 +506,7 @@ func TestPolicyHooksOutsideGitDirReadOnly(t *testing.T) {
 		gitIn(t, dir, "add", "README")
 		gitIn(t, dir, "commit", "-qm", "on the host")
 	}
-	for _, m := range []string{"githooks", "husky", "made"} {
-		if _, err := os.Stat(marker + "-" + m); err == nil {
-			t.Errorf("%s-%s exists: a hook the sandbox wrote ran at the host's git commit", marker, m)
-		}
-	}
+	noMarkers(t, marker, "githooks", "husky", "made")
 }
 
 // A symlink a sandbox leaves where vetto makes a path read-only — a .git
