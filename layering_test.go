@@ -50,8 +50,11 @@ var rules = map[string]struct {
 	// the compiler and checks compiled bundles against it at create.
 	"hostpolicy": {[]string{"spec"}, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/"}},
 	// report renders audit logs: it reads events, it runs nothing.
-	"report":  {[]string{"hooks"}, nil},
-	"runtime": {[]string{"spec", "hooks", "hooks/canary", "landlock", "runtime/launch", "hostpolicy", "shim"}, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/", "github.com/BurntSushi/toml", "github.com/gowebpki/jcs"}},
+	"report": {[]string{"hooks"}, nil},
+	// runtime/sdnotify relays a caller's NOTIFY_SOCKET out of a
+	// container (sd_notify): a leaf the lifecycle uses.
+	"runtime/sdnotify": {nil, []string{"golang.org/x/sys/"}},
+	"runtime":          {[]string{"spec", "hooks", "hooks/canary", "landlock", "runtime/launch", "runtime/sdnotify", "hostpolicy", "shim"}, []string{"github.com/opencontainers/runtime-spec/", "golang.org/x/sys/", "github.com/BurntSushi/toml", "github.com/gowebpki/jcs"}},
 	// linux/containerinit is a container's init: libcontainer's and the
 	// pre-exec step, with nothing of the runtime it does not run, so that
 	// the init executable built from it (cmd/vetto-runtime-init) is small.

@@ -104,7 +104,12 @@ func (h *host) createCommand() *ucli.Command {
 		Description: `The create command creates an instance of a container for a bundle. The
 bundle is a directory with a specification file named "config.json" and a root
 filesystem. The container's init waits until "start" is called; before that,
-vetto-runtime checks the live init from the host and destroys it on failure.`,
+vetto-runtime checks the live init from the host and destroys it on failure.
+
+With NOTIFY_SOCKET set (a systemd Type=notify service), the container gets a
+socket at /run/notify/notify.sock, read-only, and its NOTIFY_SOCKET names it;
+the start (or run) passes READY=1 on to the caller's socket once the program
+sends it, with the container's init as MAINPID, as runc does.`,
 		Flags: createFlags(),
 		Action: h.withRuntime(1, 1, func(c *ucli.Context, r *runtime.Runtime) error {
 			opts, err := createOptions(c)
@@ -121,10 +126,14 @@ vetto-runtime checks the live init from the host and destroys it on failure.`,
 
 func (h *host) startCommand() *ucli.Command {
 	return &ucli.Command{
-		Name:        "start",
-		Usage:       "executes the user defined process in a created container",
-		ArgsUsage:   "<container-id>",
-		Description: `The start command executes the user defined process in a created container, then runs its poststart hooks; a failing poststart hook stops the container.`,
+		Name:      "start",
+		Usage:     "executes the user defined process in a created container",
+		ArgsUsage: "<container-id>",
+		Description: `The start command executes the user defined process in a created container, then runs its poststart hooks; a failing poststart hook stops the container.
+
+With NOTIFY_SOCKET set, and the container created with it, start returns once
+the program has sent READY=1 (passed on to NOTIFY_SOCKET with the init as
+MAINPID) or has ended.`,
 		Action: h.withRuntime(1, 1, func(c *ucli.Context, r *runtime.Runtime) error {
 			return r.Start(c.Args().First())
 		}),
@@ -144,7 +153,9 @@ func (h *host) runCommand() *ucli.Command {
 		Description: `The run command creates and starts a container. In the foreground it forwards
 signals and stdio until the container's process exits, deletes the container
 (unless --keep) and exits with the process's exit status (128+N for a death by
-signal N).`,
+signal N). With NOTIFY_SOCKET set, the program's READY=1 is passed on as
+create's help says; a detached run returns once it has been, or the program
+ended.`,
 		Flags: flags,
 		Action: h.withRuntime(1, 1, func(c *ucli.Context, r *runtime.Runtime) error {
 			opts, err := createOptions(c)

@@ -12,9 +12,15 @@ import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 )
 
+// runtimeMountpoints are where the runtime may add a mount of its own at
+// create: /run/notify holds the socket of a relayed NOTIFY_SOCKET
+// (runtime/notify.go). Made empty unless a mount of the bundle covers it.
+var runtimeMountpoints = []string{"/run/notify"}
+
 // MakeMountpoints creates, in a host-root bundle's empty rootfs, every
 // mount point that lies directly in it (not inside another mount), as
-// directories (or an empty file for a file bind), owned by the caller.
+// directories (or an empty file for a file bind), owned by the caller,
+// and the runtime's own (runtimeMountpoints).
 // The sandbox's root, in its own user namespace, could not create them
 // there — and must not own the directory it would create them in.
 func MakeMountpoints(rootfs string, s *specs.Spec) error {
@@ -29,6 +35,17 @@ func MakeMountpoints(rootfs string, s *specs.Spec) error {
 		}
 		if !inside && d != "/" {
 			dests = append(dests, m)
+		}
+	}
+	for _, d := range runtimeMountpoints {
+		inside := false
+		for _, m := range s.Mounts {
+			if e := path.Clean(m.Destination); e == "/" || Within(d, e) {
+				inside = true
+			}
+		}
+		if !inside {
+			dests = append(dests, specs.Mount{Destination: d, Type: "tmpfs"})
 		}
 	}
 	sort.SliceStable(dests, func(i, j int) bool { return len(dests[i].Destination) < len(dests[j].Destination) })

@@ -35,6 +35,10 @@ var _ runtime.Backend = (*Backend)(nil)
 
 func (*Backend) Name() string { return "linux" }
 
+// RelaysNotify: a bind mount gives the container the socket directory of
+// the caller's NOTIFY_SOCKET (runtime/notify.go).
+func (*Backend) RelaysNotify() bool { return true }
+
 // UsesBinDir: a build with the helper executables embedded keeps them in
 // the runtime's bin directory (helperexe_linux.go).
 func (*Backend) UsesBinDir() bool { return theInitExes.embeds() || theRelayExes.embeds() }

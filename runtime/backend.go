@@ -300,3 +300,11 @@ type Foreground interface {
 type ExitAwaiter interface {
 	AwaitExit(limit time.Duration) bool
 }
+
+// NotifyRelayer is implemented by backends whose containers can be given a
+// host directory by bind mount, so that the runtime can relay the
+// caller's NOTIFY_SOCKET into them (notify.go). Others ignore it, with a
+// warning.
+type NotifyRelayer interface {
+	RelaysNotify() bool
+}

@@ -17,6 +17,7 @@ import (
 	"github.com/vetto-dev/vetto-runtime/hooks"
 	"github.com/vetto-dev/vetto-runtime/hostpolicy"
 	"github.com/vetto-dev/vetto-runtime/runtime/launch"
+	"github.com/vetto-dev/vetto-runtime/runtime/sdnotify"
 	"github.com/vetto-dev/vetto-runtime/spec"
 )
 
@@ -43,6 +44,9 @@ type CreateOptions struct {
 	// starting: run creates to start at once, so a spec without a
 	// process is refused before anything is built.
 	starting bool
+	// notifyDir is the socket directory the caller's NOTIFY_SOCKET is
+	// relayed through (notify.go), "" when it is not.
+	notifyDir string
 }
 
 // DefaultCgroupParent is the cgroup under which containers whose spec sets
@@ -62,6 +66,8 @@ type created struct {
 	relayChecks []hooks.Result
 	// monitor is the monitor a detached create begins for its start.
 	monitor *monitorSpawn
+	// notifyDir is the socket directory of a relayed NOTIFY_SOCKET.
+	notifyDir string
 }
 
 // Create builds the container and leaves its init waiting for start. On any
@@ -93,6 +99,9 @@ func (r *Runtime) create(opts CreateOptions) (_ *created, retErr error) {
 	}
 	bundle, effective, err := r.effectiveSpec(opts)
 	if err != nil {
+		return nil, fmt.Errorf("create %q: %w", opts.ID, err)
+	}
+	if opts.notifyDir, err = r.notifyDir(opts.ID, effective); err != nil {
 		return nil, fmt.Errorf("create %q: %w", opts.ID, err)
 	}
 	// The id is taken first: the exclusive mkdir is what tells two
@@ -187,6 +196,13 @@ func (r *Runtime) create(opts CreateOptions) (_ *created, retErr error) {
 		// it as it starts.
 		cr.monitor = r.beginMonitor(cr.rec)
 	}
+	if opts.notifyDir != "" {
+		// In the state directory: removed with it, and nobody else's.
+		if err := os.Mkdir(opts.notifyDir, 0o755); err != nil {
+			return nil, fmt.Errorf("create %q: notify socket directory: %w", opts.ID, err)
+		}
+		cr.notifyDir = opts.notifyDir
+	}
 	// Frozen: from here on the stored bytes, the hash and the object the
 	// backend gets are one and the same.
 	if err := r.Store.freezeSpecLocked(opts.ID, plan.frozen); err != nil {
@@ -222,6 +238,9 @@ func (r *Runtime) create(opts CreateOptions) (_ *created, retErr error) {
 			to = StateBackendUnavailable
 		}
 		_ = r.Store.moveLocked(cr.rec, to, err.Error())
+		if opts.notifyDir != "" && strings.Contains(err.Error(), notifyMountpoint) {
+			err = fmt.Errorf("%w (the mount that relays %s: the bundle's root filesystem needs a %s the container can mount on; a policy bundle compiled by this version has one, or unset %s)", err, sdnotify.Env, notifyMountpoint, sdnotify.Env)
+		}
 		return nil, fmt.Errorf("create %q: %w", opts.ID, spawnFailed(err))
 	}
 	cr.c, cr.fg = c, fg
@@ -288,6 +307,9 @@ func (r *Runtime) DryRun(opts CreateOptions) (string, error) {
 	}
 	bundle, effective, err := r.effectiveSpec(opts)
 	if err != nil {
+		return "", fmt.Errorf("create %q: %w", opts.ID, err)
+	}
+	if opts.notifyDir, err = r.notifyDir(opts.ID, effective); err != nil {
 		return "", fmt.Errorf("create %q: %w", opts.ID, err)
 	}
 	plan, err := r.plan(opts, bundle, effective)

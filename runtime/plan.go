@@ -12,6 +12,7 @@ import (
 	"github.com/vetto-dev/vetto-runtime/hooks"
 	"github.com/vetto-dev/vetto-runtime/landlock"
 	"github.com/vetto-dev/vetto-runtime/runtime/launch"
+	"github.com/vetto-dev/vetto-runtime/runtime/sdnotify"
 )
 
 // Plan is what a launch will be, decided before anything exists: the
@@ -105,6 +106,11 @@ func (r *Runtime) plan(opts CreateOptions, bundle string, s *specs.Spec) (*Plan,
 		return nil, refusal(d.Level, d.Violations)
 	}
 	launch.Normalize(s)
+	if opts.notifyDir != "" {
+		// After the evaluation: the runtime's own mount (notify.go).
+		addNotifySocket(s, opts.notifyDir)
+		d.Notes = append(d.Notes, sdnotify.Env+" relayed: "+sdnotify.DirInContainer+" read-only in the container; only READY=1 is passed on")
+	}
 	frozen, err := freeze(s)
 	if err != nil {
 		return nil, err

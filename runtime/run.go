@@ -31,8 +31,24 @@ func (r *Runtime) Run(opts RunOptions) (int, error) {
 		return -1, err
 	}
 	cr.rec.teardownOnExit = !opts.Detach && !opts.Keep
+	var notify *notifyRelay
+	if cr.notifyDir != "" {
+		if notify, err = r.listenNotify(cr.notifyDir); err != nil {
+			return -1, joinDistinct(fmt.Errorf("run %q: %w", opts.ID, err), r.abandonLocked(cr))
+		}
+	}
 	if err := r.startLocked(cr.rec, cr.c, cr.plan.frozen.spec, !opts.Detach); err != nil {
+		notify.close()
 		return -1, joinDistinct(err, r.abandonLocked(cr))
+	}
+	if notify != nil && !opts.Detach {
+		// Beside the wait: the relay ends with READY=1 or the init.
+		c := cr.c
+		go func() {
+			if err := r.relayReady(notify, opts.ID, c); err != nil {
+				r.Warnf("run %v", err)
+			}
+		}()
 	}
 	if opts.PidFile != "" {
 		if err := writePidFile(opts.PidFile, cr.c.InitPid()); err != nil {
@@ -52,6 +68,13 @@ func (r *Runtime) Run(opts RunOptions) (int, error) {
 	// From here on other commands (kill, state) must get at the container.
 	cr.lock.unlock()
 	if opts.Detach {
+		if notify != nil {
+			// runc's: a detached run returns once the program said it is
+			// ready (or ended), so that the service manager's start does.
+			if err := r.relayReady(notify, opts.ID, cr.c); err != nil {
+				return -1, fmt.Errorf("run %w", err)
+			}
+		}
 		return 0, nil
 	}
 	stopMonitor := r.lazyMonitor(opts.ID)

@@ -19,8 +19,22 @@ func (r *Runtime) Start(id string) error {
 	if err != nil {
 		return err
 	}
-	defer l.unlock()
-	return r.startLocked(rec, c, nil, false)
+	notify, err := r.listenNotifyAtStart(id)
+	if err != nil {
+		l.unlock()
+		return fmt.Errorf("start %w", err)
+	}
+	err = r.startLocked(rec, c, nil, false)
+	// The wait for READY=1 below must not keep kill or state out.
+	l.unlock()
+	if err != nil || notify == nil {
+		notify.close()
+		return err
+	}
+	if err := r.relayReady(notify, id, c); err != nil {
+		return fmt.Errorf("start %w", err)
+	}
+	return nil
 }
 
 // startLocked starts the container; with lazyMonitor (a foreground run,

@@ -5,6 +5,7 @@
 //
 //	sysprobe syscalls                       the seccomp table (seccomp_test.go)
 //	sysprobe handle-read <dir> <type> <hex> open_by_handle_at on dir's filesystem, read
+//	sysprobe notify <message>               one datagram to $NOTIFY_SOCKET (sd_notify)
 //
 // Arguments are chosen so that a call that reaches the kernel fails with
 // an errno other than the filter's (EFAULT, EBADF, EINVAL, …) or succeeds
@@ -132,9 +133,31 @@ func main() {
 			os.Exit(2)
 		}
 		fmt.Printf("handle-read %s\n", handleRead(os.Args[2], os.Args[3], os.Args[4]))
+	case "notify":
+		if len(os.Args) != 3 {
+			os.Exit(2)
+		}
+		fmt.Printf("notify %s\n", notify(os.Getenv("NOTIFY_SOCKET"), os.Args[2]))
 	default:
 		os.Exit(2)
 	}
+}
+
+// notify sends msg as one datagram to the socket at addr, as sd_notify(3)
+// does: OK, or the errno of the step that failed.
+func notify(addr, msg string) string {
+	if addr == "" {
+		return "unset"
+	}
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return "socket:" + result(err.(unix.Errno))
+	}
+	defer unix.Close(fd)
+	if err := unix.Sendto(fd, []byte(msg), 0, &unix.SockaddrUnix{Name: addr}); err != nil {
+		return result(err.(unix.Errno))
+	}
+	return "OK"
 }
 
 // handleRead opens the file with the given handle on dir's filesystem and
