@@ -14,6 +14,7 @@ func createFlags() []ucli.Flag {
 	return []ucli.Flag{
 		&ucli.StringFlag{Name: "bundle", Aliases: []string{"b"}, Usage: "path to the root of the bundle directory, defaults to the current directory"},
 		&ucli.StringFlag{Name: "console-socket", Usage: "path to an AF_UNIX socket which will receive a file descriptor referencing the master end of the console's pseudoterminal"},
+		&ucli.StringFlag{Name: "pidfd-socket", Usage: "path to an AF_UNIX socket which will receive a file descriptor referencing the init process"},
 		&ucli.StringFlag{Name: "pid-file", Usage: "specify the file to write the process id to"},
 		&ucli.BoolFlag{Name: "no-pivot", Usage: "do not use pivot root to jail process inside rootfs. This should be used whenever the rootfs is on top of a ramdisk"},
 		&ucli.BoolFlag{Name: "no-new-keyring", Usage: "do not create a new session keyring for the container. This will cause the container to inherit the calling processes session key"},
@@ -78,6 +79,7 @@ func createOptions(c *ucli.Context) (runtime.CreateOptions, error) {
 		Bundle:        c.String("bundle"),
 		PidFile:       c.String("pid-file"),
 		ConsoleSocket: c.String("console-socket"),
+		PidfdSocket:   c.String("pidfd-socket"),
 		PreserveFDs:   c.Int("preserve-fds"),
 		ListenFDs:     socketActivation(),
 		NoPivot:       c.Bool("no-pivot"),

@@ -111,6 +111,9 @@ func (b *Backend) Plan(req *runtime.CreateRequest) (*Plan, error) {
 	if req.SystemdCgroup {
 		plan.Refusals = append(plan.Refusals, Refusal{Field: "--systemd-cgroup", Rule: "darwin.cgroups", Reason: "darwin has no cgroups"})
 	}
+	if req.PidfdSocket != "" {
+		plan.Refusals = append(plan.Refusals, Refusal{Field: "--pidfd-socket", Rule: "darwin.pidfd", Reason: "pidfds are Linux's"})
+	}
 	return plan, nil
 }
 

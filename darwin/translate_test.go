@@ -267,6 +267,7 @@ func TestCreateRefuses(t *testing.T) {
 		{"landlock request", "landlock", "darwin.landlock", nil, func(r *runtime.CreateRequest) { r.Landlock = "{}" }},
 		{"console socket", "--console-socket", "darwin.terminal", nil, func(r *runtime.CreateRequest) { r.ConsoleSocket = "/tmp/sock" }},
 		{"systemd cgroup", "--systemd-cgroup", "darwin.cgroups", nil, func(r *runtime.CreateRequest) { r.SystemdCgroup = true }},
+		{"pidfd socket", "--pidfd-socket", "darwin.pidfd", nil, func(r *runtime.CreateRequest) { r.PidfdSocket = "/tmp/sock" }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -161,6 +161,10 @@ func (b *Backend) Create(req *runtime.CreateRequest) (_ runtime.Container, _ run
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := io.sendPidfd(proc, req.PidfdSocket); err != nil {
+		io.close()
+		return nil, nil, err
+	}
 	var fg *foreground
 	if req.Foreground {
 		if fg, err = newForeground(proc, io, !req.NoSubreaper, false); err != nil {

@@ -53,6 +53,10 @@ func (c *container) Exec(req *runtime.ExecRequest) (_ int, _ runtime.Foreground,
 	if err != nil {
 		return 0, nil, err
 	}
+	if err := io.sendPidfd(proc, req.PidfdSocket); err != nil {
+		io.close()
+		return 0, nil, err
+	}
 	var fg *foreground
 	if !req.Detach {
 		// No subreaper: the exec'd process is our own child (runc does

@@ -204,6 +204,28 @@ func (s *stdio) resize() {
 	}
 }
 
+// sendPidfd has libcontainer's init send a pidfd of itself to the unix
+// socket at path (runc's --pidfd-socket): the caller can then signal the
+// process, or wait for it, with no pid to be reused. The init sends it and
+// closes the socket before the program runs; our ends close once started.
+func (s *stdio) sendPidfd(p *libcontainer.Process, path string) error {
+	if path == "" {
+		return nil
+	}
+	conn, err := net.Dial("unix", path)
+	if err != nil {
+		return fmt.Errorf("pidfd socket %s: %w", path, err)
+	}
+	s.postStart = append(s.postStart, conn)
+	f, err := conn.(*net.UnixConn).File()
+	if err != nil {
+		return fmt.Errorf("pidfd socket %s: %w", path, err)
+	}
+	s.postStart = append(s.postStart, f)
+	p.PidfdSocket = f
+	return nil
+}
+
 func (s *stdio) closePostStart() {
 	for _, c := range s.postStart {
 		_ = c.Close()

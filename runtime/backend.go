@@ -122,6 +122,9 @@ type CreateRequest struct {
 	Spec *specs.Spec
 
 	ConsoleSocket string // unix socket to send the pty master to
+	// PidfdSocket is a unix socket to send a pidfd of the container's
+	// init to (runc's --pidfd-socket); "" for none.
+	PidfdSocket string
 	// ListenFDs are socket activation's (LISTEN_FDS): fds 3..3+n-1 go to
 	// the container as they are, and its process gets LISTEN_FDS=n and
 	// LISTEN_PID=1 (runc's contract). PreserveFDs follow them.
@@ -231,8 +234,10 @@ type Container interface {
 type ExecRequest struct {
 	Process       *specs.Process
 	ConsoleSocket string
-	Detach        bool
-	PreserveFDs   int
+	// PidfdSocket is CreateRequest's, for the exec'd process.
+	PidfdSocket string
+	Detach      bool
+	PreserveFDs int
 	// Landlock is the container's ruleset (the Record's), empty for none:
 	// the exec'd process gets the same restriction as the container's, in
 	// its init's pre-exec step.

@@ -27,7 +27,10 @@ type CreateOptions struct {
 	Bundle        string
 	PidFile       string
 	ConsoleSocket string
-	PreserveFDs   int
+	// PidfdSocket is where a pidfd of the container's init is sent
+	// (--pidfd-socket).
+	PidfdSocket string
+	PreserveFDs int
 	// ListenFDs is the number of fds socket activation passed the
 	// runtime (LISTEN_FDS, with LISTEN_PID its pid): they go to the
 	// container before the preserved ones.
@@ -218,6 +221,7 @@ func (r *Runtime) create(opts CreateOptions) (_ *created, retErr error) {
 		Bundle:         bundle,
 		Spec:           plan.frozen.spec,
 		ConsoleSocket:  opts.ConsoleSocket,
+		PidfdSocket:    opts.PidfdSocket,
 		ListenFDs:      opts.ListenFDs,
 		PreserveFDs:    opts.PreserveFDs,
 		BinDir:         r.binDir(),

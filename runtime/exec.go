@@ -30,6 +30,7 @@ type ExecOptions struct {
 	ProcessLabel   string
 	Apparmor       string
 	ConsoleSocket  string
+	PidfdSocket    string
 	PidFile        string
 	Detach         bool
 	PreserveFDs    int
@@ -103,7 +104,7 @@ func (r *Runtime) Exec(opts ExecOptions) (int, error) {
 	if err := checkExecTerminal(proc.Terminal, opts); err != nil {
 		return -1, err
 	}
-	pid, fg, err := c.Exec(&ExecRequest{Process: proc, ConsoleSocket: opts.ConsoleSocket, Detach: opts.Detach, PreserveFDs: opts.PreserveFDs, Landlock: rec.Landlock, BinDir: r.binDir()})
+	pid, fg, err := c.Exec(&ExecRequest{Process: proc, ConsoleSocket: opts.ConsoleSocket, PidfdSocket: opts.PidfdSocket, Detach: opts.Detach, PreserveFDs: opts.PreserveFDs, Landlock: rec.Landlock, BinDir: r.binDir()})
 	if err != nil {
 		return -1, fmt.Errorf("exec %q: %w", opts.ID, err)
 	}

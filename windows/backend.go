@@ -105,6 +105,9 @@ func (b *Backend) Plan(req *runtime.CreateRequest, name string) (*Plan, error) {
 	if req.SystemdCgroup {
 		plan.Refusals = append(plan.Refusals, Refusal{Field: "--systemd-cgroup", Rule: "windows.cgroups", Reason: "Windows has no cgroups"})
 	}
+	if req.PidfdSocket != "" {
+		plan.Refusals = append(plan.Refusals, Refusal{Field: "--pidfd-socket", Rule: "windows.pidfd", Reason: "pidfds are Linux's"})
+	}
 	if req.PreserveFDs > 0 {
 		plan.Refusals = append(plan.Refusals, Refusal{Field: "--preserve-fds", Rule: "windows.preserve-fds", Reason: "only the three standard handles are passed into the job"})
 	}

@@ -284,6 +284,7 @@ func TestCreateRefuses(t *testing.T) {
 		}, nil},
 		{"landlock request", "landlock", "windows.landlock", nil, func(r *runtime.CreateRequest) { r.Landlock = "{}" }},
 		{"console socket", "--console-socket", "windows.terminal", nil, func(r *runtime.CreateRequest) { r.ConsoleSocket = "x" }},
+		{"pidfd socket", "--pidfd-socket", "windows.pidfd", nil, func(r *runtime.CreateRequest) { r.PidfdSocket = "x" }},
 		{"systemd cgroup", "--systemd-cgroup", "windows.cgroups", nil, func(r *runtime.CreateRequest) { r.SystemdCgroup = true }},
 		{"preserve fds", "--preserve-fds", "windows.preserve-fds", nil, func(r *runtime.CreateRequest) { r.PreserveFDs = 2 }},
 	}
