@@ -151,6 +151,7 @@ unlimited.`,
 			&ucli.StringFlag{Name: "cpu-quota", Usage: "CPU CFS hardcap limit (in usecs). Allowed cpu time in a given period"},
 			&ucli.StringFlag{Name: "cpu-burst", Usage: "CPU CFS hardcap burst limit (in usecs)"},
 			&ucli.StringFlag{Name: "cpu-share", Usage: "CPU shares (relative weight vs. other containers)"},
+			&ucli.StringFlag{Name: "cpu-idle", Usage: "set cgroup SCHED_IDLE or not, 0: default behavior, 1: SCHED_IDLE"},
 			&ucli.StringFlag{Name: "cpu-rt-period", Usage: "CPU realtime period to be used for hardcapping (in usecs)"},
 			&ucli.StringFlag{Name: "cpu-rt-runtime", Usage: "CPU realtime hardcap limit (in usecs)"},
 			&ucli.StringFlag{Name: "cpuset-cpus", Usage: "CPU(s) to use"},
@@ -224,6 +225,14 @@ func updateResources(c *ucli.Context) (*specs.LinuxResources, error) {
 		{"cpu-quota", func(v string) error { n, err := strconv.ParseInt(v, 10, 64); cpu().Quota = &n; return err }},
 		{"cpu-burst", func(v string) error { n, err := strconv.ParseUint(v, 10, 64); cpu().Burst = &n; return err }},
 		{"cpu-share", func(v string) error { n, err := strconv.ParseUint(v, 10, 64); cpu().Shares = &n; return err }},
+		{"cpu-idle", func(v string) error {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err == nil && n != 0 && n != 1 {
+				err = errors.New("0 (the default) or 1 (SCHED_IDLE)")
+			}
+			cpu().Idle = &n
+			return err
+		}},
 		{"cpu-rt-period", func(v string) error { n, err := strconv.ParseUint(v, 10, 64); cpu().RealtimePeriod = &n; return err }},
 		{"cpu-rt-runtime", func(v string) error { n, err := strconv.ParseInt(v, 10, 64); cpu().RealtimeRuntime = &n; return err }},
 		{"cpuset-cpus", func(v string) error { cpu().Cpus = v; return nil }},

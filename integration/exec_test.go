@@ -203,6 +203,17 @@ func TestEventsAndUpdate(t *testing.T) {
 	if r := e.vetto("update", "--memory", "lots", id); r.code != 1 || !strings.Contains(r.stderr, "--memory") {
 		t.Errorf("update with a bad size: %s", r)
 	}
+	// cpu.idle is cgroup v2's (a v1 cpu controller has none: runc and
+	// vetto-runtime leave it there).
+	e.mustVetto("update", "--cpu-idle", "1", id)
+	if idle := "/sys/fs/cgroup/vetto-runtime/" + id + "/cpu.idle"; fileExists(idle) {
+		if got, _ := os.ReadFile(idle); strings.TrimSpace(string(got)) != "1" {
+			t.Errorf("cpu.idle after update --cpu-idle 1 = %q", got)
+		}
+	}
+	if r := e.vetto("update", "--cpu-idle", "2", id); r.code != 1 || !strings.Contains(r.stderr, "--cpu-idle") {
+		t.Errorf("update --cpu-idle 2: %s", r)
+	}
 	if r := e.vetto("checkpoint", id); r.code != 1 || !strings.Contains(r.stderr, "not supported") {
 		t.Errorf("checkpoint: %s", r)
 	}
