@@ -112,6 +112,9 @@ func newApp(h *host) *ucli.App {
 		Description:          description,
 		Version:              h.version,
 		EnableBashCompletion: true,
+		// runc's (urfave/cli v1's) slice flags take a value as it is: exec -e
+		// NO_PROXY=a,b is one variable. --allow-degraded splits its own.
+		DisableSliceFlagSeparator: true,
 		// Errors go through reportError and the exit-code table, once.
 		ExitErrHandler: func(*ucli.Context, error) {},
 		Flags: append([]ucli.Flag{

@@ -218,3 +218,68 @@ func TestEventsAndUpdate(t *testing.T) {
 		t.Errorf("checkpoint: %s", r)
 	}
 }
+
+// exec --cgroup (runc's): the process runs in a sub-cgroup of the
+// container's, still under its limits and its cgroup.kill; a path that
+// climbs out of the container's cgroup is refused before anything runs.
+func TestExecIntoSubCgroup(t *testing.T) {
+	e := newEnv(t)
+	id := e.runningContainer()
+	dirs := cgroupDirs(id)
+	for _, dir := range dirs {
+		sub := filepath.Join(dir, "sub")
+		if err := os.Mkdir(sub, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		// A v1 cpuset cgroup takes no process before it has CPUs and
+		// memory nodes.
+		for _, f := range []string{"cpuset.cpus", "cpuset.mems"} {
+			if data, err := os.ReadFile(filepath.Join(dir, f)); err == nil && !fileExists(filepath.Join(filepath.Dir(dir), "cgroup.controllers")) {
+				if err := os.WriteFile(filepath.Join(sub, f), data, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	for _, bad := range [][]string{{"../.."}, {"memory:../escaped"}, {"cpu:a", "cpu:b"}} {
+		args := []string{"exec"}
+		for _, b := range bad {
+			args = append(args, "--cgroup", b)
+		}
+		r := e.vetto(append(args, id, "sh", "-c", "echo RAN")...)
+		if r.code != 1 || !strings.Contains(r.stderr, "--cgroup") || strings.Contains(r.stdout, "RAN") {
+			t.Errorf("exec --cgroup %q: %s; want exit 1 naming --cgroup, nothing run", bad, r)
+		}
+	}
+	pidFile := filepath.Join(e.tmp, "exec.pid")
+	e.mustVetto("exec", "-d", "--cgroup", "sub", "--pid-file", pidFile, id, "sleep", "1000")
+	pid, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	membership, err := os.ReadFile("/proc/" + strings.TrimSpace(string(pid)) + "/cgroup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(membership), "/vetto-runtime/"+id+"/sub\n"); n != len(dirs) {
+		t.Errorf("the exec'd process is in the sub-cgroup in %d hierarchies, want %d:\n%s", n, len(dirs), membership)
+	}
+	// The teardown takes the sub-cgroups with the container's (the leak
+	// check of the test's end looks for what is left).
+	e.mustVetto("delete", "--force", id)
+	for _, dir := range dirs {
+		if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			t.Errorf("%s left after delete: %v", dir, err)
+		}
+	}
+}
+
+// exec -e takes a value as it is, commas and all, as runc does.
+func TestExecEnvValueWithCommas(t *testing.T) {
+	e := newEnv(t)
+	id := e.runningContainer()
+	r := e.mustVetto("exec", "-e", "NO_PROXY=a.test,b.test", "-e", "Y=1", id, "sh", "-c", `echo "$NO_PROXY $Y"`)
+	if r.stdout != "a.test,b.test 1\n" {
+		t.Errorf("exec -e NO_PROXY=a.test,b.test: stdout %q", r.stdout)
+	}
+}

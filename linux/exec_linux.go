@@ -40,6 +40,9 @@ func (c *container) Exec(req *runtime.ExecRequest) (_ int, _ runtime.Foreground,
 	if err := passFDs(proc, 3, req.PreserveFDs, "--preserve-fds"); err != nil {
 		return 0, nil, err
 	}
+	// libcontainer joins them below the container's own cgroup and
+	// refuses one that would leave it.
+	proc.SubCgroupPaths = req.SubCgroups
 	config := c.lc.Config()
 	rootUID, err := config.HostRootUID()
 	if err != nil {

@@ -236,6 +236,10 @@ type ExecRequest struct {
 	ConsoleSocket string
 	// PidfdSocket is CreateRequest's, for the exec'd process.
 	PidfdSocket string
+	// SubCgroups are the sub-cgroups of the container's to run the
+	// process in, by controller ("" for every one), as SubCgroups
+	// parsed them; nil for the container's own.
+	SubCgroups  map[string]string
 	Detach      bool
 	PreserveFDs int
 	// Landlock is the container's ruleset (the Record's), empty for none:

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -31,10 +32,13 @@ type ExecOptions struct {
 	Apparmor       string
 	ConsoleSocket  string
 	PidfdSocket    string
-	PidFile        string
-	Detach         bool
-	PreserveFDs    int
-	IgnorePaused   bool
+	// Cgroups are runc's --cgroup values: [CONTROLLER[,CONTROLLER…]:]PATH,
+	// a sub-cgroup of the container's to run the process in.
+	Cgroups      []string
+	PidFile      string
+	Detach       bool
+	PreserveFDs  int
+	IgnorePaused bool
 }
 
 // Exec runs another process in a running (or created) container and, in
@@ -104,7 +108,11 @@ func (r *Runtime) Exec(opts ExecOptions) (int, error) {
 	if err := checkExecTerminal(proc.Terminal, opts); err != nil {
 		return -1, err
 	}
-	pid, fg, err := c.Exec(&ExecRequest{Process: proc, ConsoleSocket: opts.ConsoleSocket, PidfdSocket: opts.PidfdSocket, Detach: opts.Detach, PreserveFDs: opts.PreserveFDs, Landlock: rec.Landlock, BinDir: r.binDir()})
+	sub, err := SubCgroups(opts.Cgroups)
+	if err != nil {
+		return -1, fmt.Errorf("exec %q: %w", opts.ID, err)
+	}
+	pid, fg, err := c.Exec(&ExecRequest{Process: proc, SubCgroups: sub, ConsoleSocket: opts.ConsoleSocket, PidfdSocket: opts.PidfdSocket, Detach: opts.Detach, PreserveFDs: opts.PreserveFDs, Landlock: rec.Landlock, BinDir: r.binDir()})
 	if err != nil {
 		return -1, fmt.Errorf("exec %q: %w", opts.ID, err)
 	}
@@ -217,4 +225,38 @@ func checkExecTerminal(terminal bool, opts ExecOptions) error {
 		return Errorf(ErrInvalidInput, "cannot use console socket if vetto-runtime will not detach or allocate tty")
 	}
 	return nil
+}
+
+// SubCgroups parses exec's --cgroup values as runc does: PATH alone (the
+// only value then) is a sub-cgroup of the container's in every
+// hierarchy; CONTROLLER[,CONTROLLER…]:PATH names the hierarchies. PATH is
+// relative to the container's cgroup and may not climb out of it: the
+// process stays under the container's limits and its cgroup.kill.
+func SubCgroups(values []string) (map[string]string, error) {
+	if len(values) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]string, len(values))
+	for _, v := range values {
+		ctrls, p, named := strings.Cut(v, ":")
+		if !named {
+			if len(values) != 1 {
+				return nil, Errorf(ErrInvalidInput, "--cgroup %q: name its controller (CONTROLLER:PATH) when --cgroup is given more than once", v)
+			}
+			ctrls, p = "", v
+		}
+		if p == "" || slices.Contains(strings.Split(p, "/"), "..") {
+			return nil, Errorf(ErrInvalidInput, "--cgroup %q: the path must name a sub-cgroup of the container's, without \"..\"", v)
+		}
+		for _, c := range strings.Split(ctrls, ",") {
+			if named && c == "" {
+				return nil, Errorf(ErrInvalidInput, "--cgroup %q: empty controller name", v)
+			}
+			if _, dup := out[c]; dup {
+				return nil, Errorf(ErrInvalidInput, "--cgroup %q: controller %q given twice", v, c)
+			}
+			out[c] = strings.TrimPrefix(p, "/")
+		}
+	}
+	return out, nil
 }
