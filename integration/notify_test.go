@@ -195,18 +195,19 @@ func TestNotifySocketBadValue(t *testing.T) {
 	}
 }
 
-// A policy sandbox at level strict (its own user namespace, root unmapped,
-// Landlock) gets the relay too: the mount is the runtime's own.
-func TestNotifySocketPolicyStrict(t *testing.T) {
+// A policy sandbox (its own user namespace, root unmapped, Landlock) gets
+// the relay too: the mount is the runtime's own, and its mount point is in
+// the compiled rootfs.
+func TestNotifySocketPolicySandbox(t *testing.T) {
 	e := newEnv(t)
 	m := newNotifyManager(t, e.tmp)
 	p := policyProject(e)
 	buildSysprobe(t, p)
-	bundle, _ := e.compilePolicy(`extends = "strict"`+"\n", p, "./sysprobe notify READY=1; sleep 0.3")
+	bundle, _ := e.compilePolicy(`extends = "default"`+"\n", p, "./sysprobe notify READY=1; sleep 0.3")
 	id := e.id()
-	r := e.vettoNotify(m.addr, "--security-level", "strict", "run", "--bundle", bundle, id)
+	r := e.vettoNotify(m.addr, append(append([]string{"run"}, runFlags...), "--bundle", bundle, id)...)
 	if r.code != 0 || !strings.Contains(r.stdout, "notify OK") {
-		t.Fatalf("strict policy run with NOTIFY_SOCKET: %s", r)
+		t.Fatalf("policy run with NOTIFY_SOCKET: %s", r)
 	}
 	if msgs := m.got(300 * time.Millisecond); len(msgs) == 0 || !strings.HasPrefix(msgs[0], "READY=1\nMAINPID=") {
 		t.Errorf("the manager got %q, want READY=1", msgs)
