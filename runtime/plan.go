@@ -191,6 +191,7 @@ func (r *Runtime) launchHost(id, bundle string, s *specs.Spec, systemd bool) (la
 	if s.Root != nil {
 		h.Rootfs = realOrSelf(s.Root.Path)
 	}
+	h.HookFiles = hookFiles(s)
 	if r.Store.Root != "" {
 		h.StateRoot = realOrSelf(r.Store.Root)
 	}

@@ -74,6 +74,9 @@ type Host struct {
 	// and host-wide evidence directory, symlinks resolved ("" if none):
 	// what every later command of the runtime believes.
 	StateRoot, Evidence string
+	// HookFiles are the host files the spec's hooks run or read, symlinks
+	// resolved: what the runtime will run, as root, on the host.
+	HookFiles []HookFile
 	// Passed is what each file passed in besides stdio is (create's and
 	// run's --preserve-fds, socket activation's LISTEN_FDS).
 	Passed []hooks.PassedFD
@@ -409,6 +412,12 @@ func unifiedInterface(unified map[string]string, v *violations) {
 // rewrite its own record (the pid, the cgroups and the frozen spec the
 // runtime's later commands act on as root: a delete then kills a host
 // cgroup of its choosing) and the evidence that judges it.
+//
+// It refuses as well a hook whose files the container could rewrite: the
+// executable, the interpreter its #! line names, or a file its arguments
+// name, under a read-write bind or a writable root filesystem. The
+// runtime runs hooks on the host as root (poststop after the container is
+// gone): a container that rewrites one runs its code there.
 func selfWritable(s *specs.Spec, host Host, v *violations) {
 	runtimeDirs := []struct{ what, p string }{{"state root", host.StateRoot}, {"evidence directory", host.Evidence}}
 	unmapped := hostRootUnmapped(s)
@@ -427,13 +436,19 @@ func selfWritable(s *specs.Spec, host Host, v *violations) {
 		}
 		if hostBind(s, m, host.Sources, unmapped) != "" {
 			// The posture already says this bind hands that part of the
-			// host over (-v /:/host): the runtime's directories in it
-			// are part of what the caller gave away, at standard.
+			// host over (-v /:/host): the runtime's directories and the
+			// hooks in it are part of what the caller gave away, at
+			// standard.
 			continue
 		}
 		for _, own := range runtimeDirs {
 			if own.p != "" && (under(own.p, []string{src}) || under(src, []string{own.p})) {
 				v.add(RuleRuntimeStateWrite, "the read-write bind of %s at %s reaches the runtime's %s %s", src, m.Destination, own.what, own.p)
+			}
+		}
+		for _, f := range host.HookFiles {
+			if under(f.Real, []string{src}) {
+				v.add(RuleHookWritable, "the %s %s is inside the read-write bind of %s at %s", f.What, f.Real, src, m.Destination)
 			}
 		}
 	}
@@ -443,7 +458,21 @@ func selfWritable(s *specs.Spec, host Host, v *violations) {
 				v.add(RuleRuntimeStateWrite, "the writable root filesystem %s holds the runtime's %s %s", host.Rootfs, own.what, own.p)
 			}
 		}
+		for _, f := range host.HookFiles {
+			if under(f.Real, []string{host.Rootfs}) {
+				v.add(RuleHookWritable, "the %s %s is in the writable root filesystem %s", f.What, f.Real, host.Rootfs)
+			}
+		}
 	}
+}
+
+// HookFile is a host file a hook runs or reads.
+type HookFile struct {
+	// What names it for messages: "poststop hook 0's executable",
+	// "… interpreter (#!)", "… script".
+	What string
+	// Real is its path with every symlink resolved.
+	Real string
 }
 
 // checkStrict lists every way s falls short of strict.

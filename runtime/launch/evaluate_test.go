@@ -541,6 +541,33 @@ func TestEvaluate(t *testing.T) {
 			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/work", Type: "bind", Source: "/home/u/proj", Options: []string{"bind", "ro"}})
 		}, host: func(h *Host) { h.Config = "/home/u/proj/bundle/config.json" }},
 
+		// A container cannot rewrite what the runtime runs on the host.
+		{name: "a hook's executable under a writable bind", edit: func(s *specs.Spec) {
+			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/hk", Type: "bind", Source: "/srv/hooks", Options: []string{"bind", "rw"}})
+		}, host: func(h *Host) {
+			h.HookFiles = []HookFile{{What: "poststop hook 0's executable", Real: "/srv/hooks/cleanup"}}
+		}, rules: []RuleID{RuleHookWritable}},
+		{name: "a hook's interpreter and script under a writable bind", edit: func(s *specs.Spec) {
+			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/data", Type: "bind", Source: "/srv/data", Options: []string{"rbind"}})
+		}, host: func(h *Host) {
+			h.HookFiles = []HookFile{{What: "a", Real: "/usr/bin/sh"}, {What: "b", Real: "/srv/data/bin/interp"}, {What: "c", Real: "/srv/data/cleanup.sh"}}
+		}, rules: []RuleID{RuleHookWritable, RuleHookWritable}},
+		{name: "a hook under a read-only bind runs", edit: func(s *specs.Spec) {
+			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/hk", Type: "bind", Source: "/srv/hooks", Options: []string{"bind", "ro"}})
+		}, host: func(h *Host) {
+			h.HookFiles = []HookFile{{What: "poststop hook 0's executable", Real: "/srv/hooks/cleanup"}}
+		}},
+		{name: "a hook in a writable root filesystem", edit: func(s *specs.Spec) { s.Root.Readonly = false },
+			host: func(h *Host) {
+				h.Rootfs = "/srv/box"
+				h.HookFiles = []HookFile{{What: "poststart hook 0's executable", Real: "/srv/box/usr/bin/notify"}}
+			}, rules: []RuleID{RuleHookWritable}},
+		{name: "a hook in a read-only root filesystem runs", edit: func(*specs.Spec) {},
+			host: func(h *Host) {
+				h.Rootfs = "/srv/box"
+				h.HookFiles = []HookFile{{What: "poststart hook 0's executable", Real: "/srv/box/usr/bin/notify"}}
+			}},
+
 		// 12.5: a mask covered by a later mount.
 		{name: "a bind after a mask covers it (12.5)", edit: func(s *specs.Spec) {
 			s.Annotations["dev.vetto.masked"] = `["/p/.env","/p/secrets"]`

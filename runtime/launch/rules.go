@@ -57,6 +57,7 @@ const (
 	RuleBundleFeature     RuleID = "bundle.allow-degraded"
 	RuleBundleSelfWrite   RuleID = "bundle.self-writable"
 	RuleRuntimeStateWrite RuleID = "bundle.runtime-state-writable"
+	RuleHookWritable      RuleID = "bundle.hook-writable"
 	RuleCgroupInUse       RuleID = "cgroup.in-use"
 	RuleCapsUnset         RuleID = "capabilities.unset"
 	RuleRootlessPidNS     RuleID = "rootless.pid-namespace"
@@ -136,6 +137,7 @@ var Rules = []Rule{
 	{RuleEnvVetto, "strict", KindLevel, "no VETTO_* variable in the runtime's environment: the environment never changes what is enforced (elsewhere: reported as ignored)", "unset the variables"},
 	{RuleBundleFeature, "every level", KindInput, "a bundle's dev.vetto.allow-degraded may accept only degradations of what the bundle itself asks for (landlock, network, limits, no-new-privs); verification, cgroup.kill and cleanup are the runtime's guarantees", "remove them from the annotation; a caller can pass --allow-degraded"},
 	{RuleRuntimeStateWrite, "every level", KindLevel, "no read-write bind reaches the runtime's state root (--root) or evidence directory, nor does a writable root filesystem hold them (a container that rewrites its own record turns the runtime's later commands, run as root, against the host: a delete kills the cgroup it names)", "bind a directory made for the container, outside the runtime's directories"},
+	{RuleHookWritable, "every level", KindLevel, "no file a hook runs on the host (its executable, the interpreter its #! line names, a file its arguments name) is under a read-write bind or a writable root filesystem of the container (the container would rewrite what the runtime then runs as root on the host)", "keep hooks and what they run outside every writable mount, or bind that directory read-only"},
 	{RuleBundleSelfWrite, "every level", KindLevel, "the bundle's config.json and root filesystem are not under a read-write mount of the same bundle (a container that can rewrite its own bundle decides its next run)", "keep the bundle outside every writable mount: compile it with --bundle outside the project"},
 	{RuleCgroupInUse, "every level", KindLevel, "the container's cgroupsPath does not name a cgroup that exists and holds processes before create (teardown would kill them)", "use a fresh cgroupsPath, or leave it unset"},
 	{RuleRootlessUserns, "every level", KindHost, "a rootless caller can make the user namespace the spec asks for: user namespaces on, and (where AppArmor restricts them) its uid map written, as doctor's userns-probe makes it", "on an AppArmor-restricted host install packaging/apparmor/vetto-runtime (docs/rootless.md), never turn the restriction off; elsewhere the sysctl the message names"},

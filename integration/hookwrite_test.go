@@ -1,0 +1,103 @@
+//go:build linux
+
+package integration
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+)
+
+// The attack: the runtime runs a bundle's hooks on the host as root
+// (poststop once the container is gone), and the container rewrites what
+// such a hook runs — its executable, the interpreter of its #! line, the
+// script an interpreter hook is given (made by the container, not there
+// at create), or a hook inside a writable root filesystem. The launch is
+// refused at every level (bundle.hook-writable), and nothing of the
+// container's runs on the host.
+func TestHookWritableByContainerRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// setup makes the hook files in dir (bound into the container at
+		// /hk) and returns the hooks; rootfs is a writable copy of the
+		// rootfs for the case that needs one, else "".
+		setup  func(t *testing.T, dir, marker string) (hooks *specs.Hooks, rootfs string)
+		script string // what the container does, with MARKER replaced
+		rw     bool   // /hk read-write
+		ok     bool   // the control: the launch runs
+	}{
+		{"the executable in a writable bind", func(t *testing.T, dir, _ string) (*specs.Hooks, string) {
+			writeExec(t, filepath.Join(dir, "hook.sh"), "#!/bin/sh\ntrue\n")
+			return &specs.Hooks{Poststop: []specs.Hook{{Path: filepath.Join(dir, "hook.sh")}}}, ""
+		}, `printf '#!/bin/sh\ntouch MARKER\n' > /hk/hook.sh`, true, false},
+		{"the #! interpreter in a writable bind", func(t *testing.T, dir, _ string) (*specs.Hooks, string) {
+			writeExec(t, filepath.Join(dir, "interp"), "#!/bin/sh\nexec /bin/sh \"$@\"\n")
+			safe := filepath.Join(filepath.Dir(dir), "safe")
+			if err := os.MkdirAll(safe, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			writeExec(t, filepath.Join(safe, "hook.sh"), "#!"+filepath.Join(dir, "interp")+"\ntrue\n")
+			return &specs.Hooks{Poststart: []specs.Hook{{Path: filepath.Join(safe, "hook.sh")}}}, ""
+		}, `printf '#!/bin/sh\ntouch MARKER\n' > /hk/interp`, true, false},
+		{"the script of an interpreter hook, made by the container", func(t *testing.T, dir, _ string) (*specs.Hooks, string) {
+			return &specs.Hooks{Poststop: []specs.Hook{{Path: "/bin/sh", Args: []string{"sh", filepath.Join(dir, "cleanup.sh")}}}}, ""
+		}, `printf 'touch MARKER\n' > /hk/cleanup.sh`, true, false},
+		{"a hook in a writable root filesystem", func(t *testing.T, _, _ string) (*specs.Hooks, string) {
+			root := clientRootfs(t, t.TempDir())
+			writeExec(t, filepath.Join(root, "hook.sh"), "#!/bin/sh\ntrue\n")
+			return &specs.Hooks{Poststop: []specs.Hook{{Path: filepath.Join(root, "hook.sh")}}}, root
+		}, `printf '#!/bin/sh\ntouch MARKER\n' > /hook.sh`, false, false},
+		{"control: the hook's directory bound read-only", func(t *testing.T, dir, marker string) (*specs.Hooks, string) {
+			writeExec(t, filepath.Join(dir, "hook.sh"), "#!/bin/sh\ntouch "+marker+".ran\n")
+			return &specs.Hooks{Poststop: []specs.Hook{{Path: filepath.Join(dir, "hook.sh")}}}, ""
+		}, `printf '#!/bin/sh\ntouch MARKER\n' > /hk/hook.sh 2>/dev/null; true`, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			dir := filepath.Join(e.tmp, "hooks")
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			marker := filepath.Join(e.tmp, "PWNED")
+			hooks, root := tc.setup(t, dir, marker)
+			opt := "ro"
+			if tc.rw {
+				opt = "rw"
+			}
+			bundle := e.bundle([]string{"sh", "-c", strings.ReplaceAll(tc.script, "MARKER", marker)}, func(s *specs.Spec) {
+				s.Hooks = hooks
+				s.Mounts = append(s.Mounts, specs.Mount{Destination: "/hk", Type: "bind", Source: dir, Options: []string{"bind", opt}})
+				if root != "" {
+					s.Root = &specs.Root{Path: root, Readonly: false}
+				}
+			})
+			id := e.id()
+			r := e.vetto("run", "--bundle", bundle, id)
+			if tc.ok {
+				if r.code != 0 || !fileExists(marker+".ran") {
+					t.Fatalf("control run: %s (hook ran: %v)", r, fileExists(marker+".ran"))
+				}
+				return
+			}
+			if r.code != 125 || !strings.Contains(r.stderr, "[bundle.hook-writable]") {
+				t.Errorf("run: %s; want exit 125 naming bundle.hook-writable", r)
+			}
+			if fileExists(marker) {
+				t.Errorf("the container's code ran on the host as a hook")
+			}
+			if _, err := os.Stat(filepath.Join(e.root, id)); !os.IsNotExist(err) {
+				t.Errorf("state left after the refusal: %v", err)
+			}
+		})
+	}
+}
+
+func writeExec(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o755); err != nil {
+		t.Fatal(err)
+	}
+}

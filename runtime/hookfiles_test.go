@@ -1,0 +1,63 @@
+package runtime
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/vetto-dev/vetto-runtime/spec"
+)
+
+func TestHookFiles(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "notify.sh")
+	if err := os.WriteFile(script, []byte("#!/srv/data/interp -x\necho\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(script, link); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "data")
+	if err := os.Mkdir(data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dataLink := filepath.Join(dir, "data-link")
+	if err := os.Symlink(data, dataLink); err != nil {
+		t.Fatal(err)
+	}
+	s := &specs.Spec{Hooks: spec.WithRuntimeHooks(&specs.Hooks{
+		Prestart:  []specs.Hook{{Path: "relative-name"}},
+		Poststart: []specs.Hook{{Path: link}},
+		Poststop: []specs.Hook{
+			{Path: "/bin/sh", Args: []string{"sh", "-e", "/srv/data/cleanup.sh", "arg"}},
+			{Path: "/bin/sh", Args: []string{"sh", "-c", "/srv/data/inline.sh"}},
+			{Path: "/usr/bin/python3", Args: []string{"python3", "/srv/data/hook.py"}},
+			{Path: "/bin/bash", Args: []string{"bash", filepath.Join(dataLink, "later", "made.sh")}},
+		},
+	}, "/usr/local/bin/vetto-runtime")}
+	var got []string
+	for _, f := range hookFiles(s) {
+		got = append(got, f.What+" "+f.Real)
+	}
+	want := []string{
+		"poststart hook 0's executable " + script, // the symlink resolved
+		"poststart hook 0's interpreter (#!) /srv/data/interp",
+		"poststop hook 0's executable " + realOrSelf("/bin/sh"),
+		"poststop hook 1's executable " + realOrSelf("/bin/sh"),
+		"poststop hook 2's executable " + realOrSelf("/usr/bin/python3"),
+		"poststop hook 2's script /srv/data/hook.py",
+		"poststop hook 3's executable " + realOrSelf("/bin/bash"),
+		// Not there yet, behind a symlink: named where it will be.
+		"poststop hook 3's script " + filepath.Join(data, "later", "made.sh"),
+	}
+	// sh -e takes the script next: -e is an option there, not a script
+	// string; sh -c's string names no file of its own.
+	want = slices.Insert(want, 3, "poststop hook 0's script /srv/data/cleanup.sh")
+	if !slices.Equal(got, want) {
+		t.Errorf("hookFiles:\n got %q\nwant %q", got, want)
+	}
+}
