@@ -101,7 +101,7 @@ func spawnMonitor(c *ucli.Context, self, root string) func(id string) (int, uint
 		// It idles between rounds: one P and a tight GC keep what it
 		// holds of memory to itself small (docs/performance.md).
 		env := append(os.Environ(), "GOMAXPROCS=1", "GOGC=25")
-		pid, err := spawnDetached(self, append([]string{self}, append(args, "monitor", "--spawned", id)...), env, null)
+		pid, err := spawnDetached(selfExe(self), append([]string{self}, append(args, "monitor", "--spawned", id)...), env, null)
 		if err != nil {
 			return 0, 0, fmt.Errorf("start the monitor: %w", err)
 		}

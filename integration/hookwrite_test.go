@@ -4,6 +4,7 @@ package integration
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -99,5 +100,43 @@ func writeExec(t *testing.T, path, content string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(content), 0o755); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The attack: the runtime's own executable is in a directory the container
+// may write. It puts its program there; the runtime's next start of itself
+// (the monitor once the workload runs, the client's next delete) runs it as
+// root. Refused at every level (bundle.runtime-state-writable).
+func TestRuntimeExecutableWritableByContainerRefused(t *testing.T) {
+	e := newEnv(t)
+	tools := filepath.Join(e.tmp, "tools")
+	if err := os.MkdirAll(tools, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(binary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	self := filepath.Join(tools, "vetto-runtime")
+	if err := os.WriteFile(self, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	marker := filepath.Join(e.tmp, "PWNED")
+	bundle := e.bundle([]string{"sh", "-c", `printf '#!/bin/sh\ntouch ` + marker + `\n' > /t/.x; chmod +x /t/.x; mv /t/.x /t/vetto-runtime; sleep 1.5`},
+		func(s *specs.Spec) {
+			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/t", Type: "bind", Source: tools, Options: []string{"bind", "rw"}})
+		})
+	id := e.id()
+	r := e.runCmd(exec.Command(self, "--root", e.root, "run", "--bundle", bundle, id))
+	if r.code != 125 || !strings.Contains(r.stderr, "[bundle.runtime-state-writable]") || !strings.Contains(r.stderr, "executable") {
+		t.Errorf("run: %s; want exit 125 naming the runtime's executable", r)
+	}
+	if fileExists(marker) {
+		t.Error("the container's program ran on the host as the runtime")
+	}
+	// Whatever the run did, the next command runs the file at that path:
+	// it must still be the runtime.
+	if got, _ := os.ReadFile(self); string(got) != string(data) {
+		t.Error("the runtime's executable was replaced")
 	}
 }

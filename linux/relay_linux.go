@@ -324,7 +324,10 @@ func (b *Backend) relayExecutable(req *runtime.RelayRequest) (string, error) {
 		if req.Self == "" {
 			return "", errors.New("the runtime does not know its own executable")
 		}
-		return req.Self, nil
+		// The file this process runs, not the path it was run from: a
+		// container that could replace that path must not choose the
+		// relay (the evaluator refuses such binds; this holds anyway).
+		return "/proc/self/exe", nil
 	}
 	if req.BinDir == "" {
 		return "", errors.New("no bin directory to keep it in")

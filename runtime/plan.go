@@ -198,6 +198,9 @@ func (r *Runtime) launchHost(id, bundle string, s *specs.Spec, systemd bool) (la
 	if r.Store.Evidence.Dir != "" {
 		h.Evidence = realOrSelf(r.Store.Evidence.Dir)
 	}
+	if r.Self != "" {
+		h.Executable = realOrSelf(r.Self)
+	}
 	return h, nil
 }
 

@@ -74,6 +74,10 @@ type Host struct {
 	// and host-wide evidence directory, symlinks resolved ("" if none):
 	// what every later command of the runtime believes.
 	StateRoot, Evidence string
+	// Executable is the runtime's own executable, symlinks resolved (""
+	// if unknown): what its later commands, and the processes it starts
+	// of itself, run as root.
+	Executable string
 	// HookFiles are the host files the spec's hooks run or read, symlinks
 	// resolved: what the runtime will run, as root, on the host.
 	HookFiles []HookFile
@@ -407,11 +411,12 @@ func unifiedInterface(unified map[string]string, v *violations) {
 // selfWritable refuses a bundle whose config.json or rootfs is under a
 // read-write bind of the same bundle: the container could rewrite what its
 // next run is. It refuses too a container that could write the runtime's
-// own state root or evidence directory — through a read-write bind of, in
-// or above either, or a writable root filesystem above them: it would
-// rewrite its own record (the pid, the cgroups and the frozen spec the
-// runtime's later commands act on as root: a delete then kills a host
-// cgroup of its choosing) and the evidence that judges it.
+// own state root, evidence directory or executable — through a read-write
+// bind of, in or above one, or a writable root filesystem above it: it
+// would rewrite its own record (the pid, the cgroups and the frozen spec
+// the runtime's later commands act on as root: a delete then kills a host
+// cgroup of its choosing), the evidence that judges it, or the runtime
+// that a client (containerd, podman) runs next, as root.
 //
 // It refuses as well a hook whose files the container could rewrite: the
 // executable, the interpreter its #! line names, or a file its arguments
@@ -419,7 +424,7 @@ func unifiedInterface(unified map[string]string, v *violations) {
 // runtime runs hooks on the host as root (poststop after the container is
 // gone): a container that rewrites one runs its code there.
 func selfWritable(s *specs.Spec, host Host, v *violations) {
-	runtimeDirs := []struct{ what, p string }{{"state root", host.StateRoot}, {"evidence directory", host.Evidence}}
+	runtimeDirs := []struct{ what, p string }{{"state root", host.StateRoot}, {"evidence directory", host.Evidence}, {"executable", host.Executable}}
 	unmapped := hostRootUnmapped(s)
 	for _, m := range s.Mounts {
 		if !isBind(m) || readOnly(m) {

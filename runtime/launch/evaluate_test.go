@@ -523,6 +523,13 @@ func TestEvaluate(t *testing.T) {
 		{name: "a read-only bind of the state root is not a write", edit: func(s *specs.Spec) {
 			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/mnt", Type: "bind", Source: "/srv/vetto", Options: []string{"bind", "ro"}})
 		}, host: func(h *Host) { h.StateRoot = "/srv/vetto/state" }},
+		{name: "a writable bind of the directory of the runtime's executable", edit: func(s *specs.Spec) {
+			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/t", Type: "bind", Source: "/opt/tools", Options: []string{"bind", "rw"}})
+		}, host: func(h *Host) { h.Executable = "/opt/tools/vetto-runtime" },
+			rules: []RuleID{RuleRuntimeStateWrite}},
+		{name: "a read-only bind of it is not a write", edit: func(s *specs.Spec) {
+			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/t", Type: "bind", Source: "/opt/tools", Options: []string{"bind", "ro"}})
+		}, host: func(h *Host) { h.Executable = "/opt/tools/vetto-runtime" }},
 		{name: "a writable rootfs holding the state root", edit: func(s *specs.Spec) { s.Root.Readonly = false },
 			host:  func(h *Host) { h.Rootfs, h.StateRoot = "/srv/box", "/srv/box/run/vetto" },
 			rules: []RuleID{RuleRuntimeStateWrite}},
