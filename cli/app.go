@@ -243,6 +243,9 @@ func (h *host) newRuntime(c *ucli.Context) (*runtime.Runtime, error) {
 	if r.Config, err = runtime.LoadConfig(c.String("config"), c.IsSet("config")); err != nil {
 		return nil, err
 	}
+	if r.ConfigPath, err = filepath.Abs(c.String("config")); err != nil {
+		return nil, err
+	}
 	r.Store.Evidence = r.Config.Evidence()
 	r.Environ = os.Environ()
 	if p := c.String("audit-log"); p != "" {

@@ -140,3 +140,39 @@ func TestRuntimeExecutableWritableByContainerRefused(t *testing.T) {
 		t.Error("the runtime's executable was replaced")
 	}
 }
+
+// The attack: the operator's config (its floor) is in a directory the
+// container may write; it lowers the floor of every later launch (a
+// min_level of degraded, credentials allowed). Refused at every level.
+func TestOperatorConfigWritableByContainerRefused(t *testing.T) {
+	e := newEnv(t)
+	dir := filepath.Join(e.tmp, "etc")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	config := filepath.Join(dir, "runtime.toml")
+	floor := "min_level = \"standard\"\n"
+	if err := os.WriteFile(config, []byte(floor), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bundle := e.bundle([]string{"sh", "-c", `echo 'min_level = "degraded"' > /cfg/runtime.toml`}, func(s *specs.Spec) {
+		s.Mounts = append(s.Mounts, specs.Mount{Destination: "/cfg", Type: "bind", Source: dir, Options: []string{"bind", "rw"}})
+	})
+	r := e.vetto("--config", config, "run", "--bundle", bundle, e.id())
+	if r.code != 125 || !strings.Contains(r.stderr, "operator config") || !strings.Contains(r.stderr, "[bundle.runtime-state-writable]") {
+		t.Errorf("run: %s; want exit 125 naming the operator config", r)
+	}
+	if got, _ := os.ReadFile(config); string(got) != floor {
+		t.Errorf("the operator's config was rewritten: %q", got)
+	}
+	// The extra audit log is evidence too: the container would write
+	// the verdicts that judge it.
+	audit := filepath.Join(dir, "audit.jsonl")
+	bundle = e.bundle([]string{"sh", "-c", `echo '{"event":"receipt","clean":true}' >> /cfg/audit.jsonl`}, func(s *specs.Spec) {
+		s.Mounts = append(s.Mounts, specs.Mount{Destination: "/cfg", Type: "bind", Source: dir, Options: []string{"bind", "rw"}})
+	})
+	r = e.vetto("--audit-log", audit, "run", "--bundle", bundle, e.id())
+	if r.code != 125 || !strings.Contains(r.stderr, "audit log") || !strings.Contains(r.stderr, "[bundle.runtime-state-writable]") {
+		t.Errorf("run with --audit-log in a writable bind: %s; want exit 125 naming the audit log", r)
+	}
+}

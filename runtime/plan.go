@@ -201,6 +201,12 @@ func (r *Runtime) launchHost(id, bundle string, s *specs.Spec, systemd bool) (la
 	if r.Self != "" {
 		h.Executable = realOrSelf(r.Self)
 	}
+	if r.ConfigPath != "" {
+		h.Floor = realAsFar(r.ConfigPath)
+	}
+	if r.Store.AuditLog != "" {
+		h.AuditLog = realAsFar(r.Store.AuditLog)
+	}
 	return h, nil
 }
 

@@ -17,6 +17,10 @@ type Runtime struct {
 	// Config is the operator's runtime.toml (the floor and settings); nil
 	// means none.
 	Config *Config
+	// ConfigPath is where the runtime reads Config (--config), there or
+	// not: a container that could write it would set the next launch's
+	// floor.
+	ConfigPath string
 	// Environ is the runtime's environment, scanned for VETTO_* overrides.
 	Environ []string
 	// Launchf prints the launch line (stderr, or the log).

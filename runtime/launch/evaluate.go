@@ -78,6 +78,12 @@ type Host struct {
 	// if unknown): what its later commands, and the processes it starts
 	// of itself, run as root.
 	Executable string
+	// Floor is the operator's config file (--config), there or not, its
+	// symlinks resolved as far as it exists: what sets the next
+	// launch's floor.
+	Floor string
+	// AuditLog is the extra audit log (--audit-log), "" for none.
+	AuditLog string
 	// HookFiles are the host files the spec's hooks run or read, symlinks
 	// resolved: what the runtime will run, as root, on the host.
 	HookFiles []HookFile
@@ -411,7 +417,8 @@ func unifiedInterface(unified map[string]string, v *violations) {
 // selfWritable refuses a bundle whose config.json or rootfs is under a
 // read-write bind of the same bundle: the container could rewrite what its
 // next run is. It refuses too a container that could write the runtime's
-// own state root, evidence directory or executable — through a read-write
+// own state root, evidence directory, extra audit log, executable or
+// operator config (its floor) — through a read-write
 // bind of, in or above one, or a writable root filesystem above it: it
 // would rewrite its own record (the pid, the cgroups and the frozen spec
 // the runtime's later commands act on as root: a delete then kills a host
@@ -424,7 +431,7 @@ func unifiedInterface(unified map[string]string, v *violations) {
 // runtime runs hooks on the host as root (poststop after the container is
 // gone): a container that rewrites one runs its code there.
 func selfWritable(s *specs.Spec, host Host, v *violations) {
-	runtimeDirs := []struct{ what, p string }{{"state root", host.StateRoot}, {"evidence directory", host.Evidence}, {"executable", host.Executable}}
+	runtimeDirs := []struct{ what, p string }{{"state root", host.StateRoot}, {"evidence directory", host.Evidence}, {"executable", host.Executable}, {"operator config", host.Floor}, {"audit log", host.AuditLog}}
 	unmapped := hostRootUnmapped(s)
 	for _, m := range s.Mounts {
 		if !isBind(m) || readOnly(m) {

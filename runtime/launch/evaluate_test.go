@@ -530,6 +530,11 @@ func TestEvaluate(t *testing.T) {
 		{name: "a read-only bind of it is not a write", edit: func(s *specs.Spec) {
 			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/t", Type: "bind", Source: "/opt/tools", Options: []string{"bind", "ro"}})
 		}, host: func(h *Host) { h.Executable = "/opt/tools/vetto-runtime" }},
+		{name: "a writable bind of the operator config's directory (the file not there yet) and of the audit log", edit: func(s *specs.Spec) {
+			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/c", Type: "bind", Source: "/opt/ci/etc", Options: []string{"bind", "rw"}},
+				specs.Mount{Destination: "/l", Type: "bind", Source: "/opt/ci/logs/audit.jsonl", Options: []string{"bind", "rw"}})
+		}, host: func(h *Host) { h.Floor, h.AuditLog = "/opt/ci/etc/runtime.toml", "/opt/ci/logs/audit.jsonl" },
+			rules: []RuleID{RuleRuntimeStateWrite, RuleRuntimeStateWrite}},
 		{name: "a writable rootfs holding the state root", edit: func(s *specs.Spec) { s.Root.Readonly = false },
 			host:  func(h *Host) { h.Rootfs, h.StateRoot = "/srv/box", "/srv/box/run/vetto" },
 			rules: []RuleID{RuleRuntimeStateWrite}},
