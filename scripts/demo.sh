@@ -16,6 +16,11 @@ work=$(mktemp -d /tmp/vetto-demo.XXXXXX)
 # The sandbox's root is an unprivileged host uid in its own user namespace:
 # it must be able to enter the directory its bundle is in (search only).
 chmod 711 "$work"
+# The runtime runs from outside the project: one the sandbox could write
+# could be replaced by its program, and create refuses that
+# (bundle.runtime-state-writable). bin/ is in this repository, the project.
+install -m 0755 "$bin" "$work/vetto-runtime"
+bin="$work/vetto-runtime"
 id="demo-$$"
 # A planted secret: a dotenv file in the project, which every profile
 # masks. Its value is random so that finding it in the output means a leak.
