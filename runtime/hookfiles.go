@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
@@ -92,13 +93,21 @@ func realAsFar(p string) string {
 	}
 }
 
-// shebang is the interpreter a file's #! line names, "" if none.
+// shebang is the interpreter the #! line of the regular file at p names,
+// "" if none. Opened without blocking and read only if regular: a FIFO
+// put at a hook's path must not hang the create that looks at it.
 func shebang(p string) string {
-	f, err := os.Open(p)
+	if !filepath.IsAbs(p) {
+		return ""
+	}
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return ""
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return ""
+	}
 	buf := make([]byte, 256)
 	n, _ := io.ReadFull(f, buf)
 	line, _, _ := bytes.Cut(buf[:n], []byte{'\n'})

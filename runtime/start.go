@@ -22,7 +22,7 @@ func (r *Runtime) Start(id string) error {
 	notify, err := r.listenNotifyAtStart(id)
 	if err != nil {
 		l.unlock()
-		return fmt.Errorf("start %w", err)
+		return fmt.Errorf("start %q: %w", id, err)
 	}
 	err = r.startLocked(rec, c, nil, false)
 	// The wait for READY=1 below must not keep kill or state out.
