@@ -426,8 +426,9 @@ func unifiedInterface(unified map[string]string, v *violations) {
 // that a client (containerd, podman) runs next, as root.
 //
 // It refuses as well a hook whose files the container could rewrite: the
-// executable, the interpreter its #! line names, or a file its arguments
-// name, under a read-write bind or a writable root filesystem. The
+// executable, the interpreter its #! line names, or the script an
+// interpreter hook is given, under a read-write bind or a writable root
+// filesystem. The
 // runtime runs hooks on the host as root (poststop after the container is
 // gone): a container that rewrites one runs its code there.
 func selfWritable(s *specs.Spec, host Host, v *violations) {
