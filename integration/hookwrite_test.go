@@ -14,9 +14,10 @@ import (
 
 // The attack: the runtime runs a bundle's hooks on the host as root
 // (poststop once the container is gone), and the container rewrites what
-// such a hook runs — its executable, the interpreter of its #! line, the
-// script an interpreter hook is given (made by the container, not there
-// at create), or a hook inside a writable root filesystem. The launch is
+// such a hook runs — its executable, a symlink on its path, the
+// interpreter of its #! line, the script an interpreter hook is given
+// (made by the container, not there at create), or a hook inside a
+// writable root filesystem. The launch is
 // refused at every level (bundle.hook-writable), and nothing of the
 // container's runs on the host.
 func TestHookWritableByContainerRefused(t *testing.T) {
@@ -34,6 +35,19 @@ func TestHookWritableByContainerRefused(t *testing.T) {
 			writeExec(t, filepath.Join(dir, "hook.sh"), "#!/bin/sh\ntrue\n")
 			return &specs.Hooks{Poststop: []specs.Hook{{Path: filepath.Join(dir, "hook.sh")}}}, ""
 		}, `printf '#!/bin/sh\ntouch MARKER\n' > /hk/hook.sh`, true, false},
+		{"a symlink on the hook's path, in a writable bind", func(t *testing.T, dir, _ string) (*specs.Hooks, string) {
+			// The hook is /hk's "hook", a symlink to a file out of reach;
+			// the container points the name at a file of its own.
+			safe := filepath.Join(filepath.Dir(dir), "safe")
+			if err := os.MkdirAll(safe, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			writeExec(t, filepath.Join(safe, "hook.sh"), "#!/bin/sh\ntrue\n")
+			if err := os.Symlink(filepath.Join(safe, "hook.sh"), filepath.Join(dir, "hook")); err != nil {
+				t.Fatal(err)
+			}
+			return &specs.Hooks{Poststop: []specs.Hook{{Path: filepath.Join(dir, "hook")}}}, ""
+		}, `printf '#!/bin/sh\ntouch MARKER\n' > /hk/evil; chmod +x /hk/evil; ln -sfn HOOKDIR/evil /hk/hook`, true, false},
 		{"the #! interpreter in a writable bind", func(t *testing.T, dir, _ string) (*specs.Hooks, string) {
 			writeExec(t, filepath.Join(dir, "interp"), "#!/bin/sh\nexec /bin/sh \"$@\"\n")
 			safe := filepath.Join(filepath.Dir(dir), "safe")
@@ -68,7 +82,8 @@ func TestHookWritableByContainerRefused(t *testing.T) {
 			if tc.rw {
 				opt = "rw"
 			}
-			bundle := e.bundle([]string{"sh", "-c", strings.ReplaceAll(tc.script, "MARKER", marker)}, func(s *specs.Spec) {
+			script := strings.NewReplacer("MARKER", marker, "HOOKDIR", dir).Replace(tc.script)
+			bundle := e.bundle([]string{"sh", "-c", script}, func(s *specs.Spec) {
 				s.Hooks = hooks
 				s.Mounts = append(s.Mounts, specs.Mount{Destination: "/hk", Type: "bind", Source: dir, Options: []string{"bind", opt}})
 				if root != "" {

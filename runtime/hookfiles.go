@@ -43,8 +43,19 @@ func hookFiles(s *specs.Spec) []launch.HookFile {
 	}
 	var out []launch.HookFile
 	add := func(what, p string) {
-		if filepath.IsAbs(p) {
-			out = append(out, launch.HookFile{What: what, Real: realAsFar(p)})
+		if !filepath.IsAbs(p) {
+			return
+		}
+		p = filepath.Clean(p)
+		out = append(out, launch.HookFile{What: what, Real: realAsFar(p)})
+		// A symlink on the way is an entry of the directory it is in:
+		// from one the container can write, it can point the name at
+		// its own file once the check is done.
+		for q := p; q != "/"; q = filepath.Dir(q) {
+			if fi, err := os.Lstat(q); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+				entry := filepath.Join(realAsFar(filepath.Dir(q)), filepath.Base(q))
+				out = append(out, launch.HookFile{What: what + " (through the symlink " + q + ")", Real: entry})
+			}
 		}
 	}
 	for _, kind := range []struct {

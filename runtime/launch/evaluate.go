@@ -427,8 +427,8 @@ func unifiedInterface(unified map[string]string, v *violations) {
 //
 // It refuses as well a hook whose files the container could rewrite: the
 // executable, the interpreter its #! line names, or the script an
-// interpreter hook is given, under a read-write bind or a writable root
-// filesystem. The
+// interpreter hook is given, or a symlink on the way to one of them,
+// under a read-write bind or a writable root filesystem. The
 // runtime runs hooks on the host as root (poststop after the container is
 // gone): a container that rewrites one runs its code there.
 func selfWritable(s *specs.Spec, host Host, v *violations) {
