@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -265,7 +266,26 @@ func (h *host) newRuntime(c *ucli.Context) (*runtime.Runtime, error) {
 			r.SpawnMonitor = spawnMonitor(c, self, abs)
 		}
 	}
+	r.Invoked = invokedPath(os.Args[0])
 	return r, nil
+}
+
+// invokedPath is the absolute path argv0 ran this program by: as given
+// when it has a slash, else found in PATH as the caller's shell found it;
+// "" if neither.
+func invokedPath(argv0 string) string {
+	if !strings.Contains(argv0, "/") {
+		p, err := exec.LookPath(argv0)
+		if err != nil {
+			return ""
+		}
+		argv0 = p
+	}
+	abs, err := filepath.Abs(argv0)
+	if err != nil {
+		return ""
+	}
+	return abs
 }
 
 // usageError makes a bad flag one line of error (exit 1) naming where

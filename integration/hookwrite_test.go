@@ -154,6 +154,33 @@ func TestRuntimeExecutableWritableByContainerRefused(t *testing.T) {
 	if got, _ := os.ReadFile(self); string(got) != string(data) {
 		t.Error("the runtime's executable was replaced")
 	}
+
+	// The client calls the runtime by a symlink in a directory the
+	// container may write (containerd's BinaryName = /ci/bin/runc): the
+	// container points the name at its own program, which the client's
+	// next call runs as root.
+	ci := filepath.Join(e.tmp, "ci")
+	if err := os.MkdirAll(ci, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	runc := filepath.Join(ci, "runc")
+	if err := os.Symlink(binary, runc); err != nil {
+		t.Fatal(err)
+	}
+	bundle = e.bundle([]string{"sh", "-c", `printf '#!/bin/sh
+touch ` + marker + `
+' > /ci/evil; chmod +x /ci/evil; ln -sfn ` + filepath.Join(ci, "evil") + ` /ci/runc`},
+		func(s *specs.Spec) {
+			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/ci", Type: "bind", Source: ci, Options: []string{"bind", "rw"}})
+		})
+	r = e.runCmd(exec.Command(runc, "--root", e.root, "run", "--bundle", bundle, e.id()))
+	if r.code != 125 || !strings.Contains(r.stderr, "through the symlink "+runc) {
+		t.Errorf("run by a symlink in a writable bind: %s; want exit 125 naming the symlink", r)
+	}
+	_ = e.runCmd(exec.Command(runc, "--root", e.root, "list"))
+	if fileExists(marker) {
+		t.Error("the client's next call ran the container's program as the runtime")
+	}
 }
 
 // The attack: the operator's config (its floor) is in a directory the

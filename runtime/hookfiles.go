@@ -46,17 +46,8 @@ func hookFiles(s *specs.Spec) []launch.HookFile {
 		if !filepath.IsAbs(p) {
 			return
 		}
-		p = filepath.Clean(p)
 		out = append(out, launch.HookFile{What: what, Real: realAsFar(p)})
-		// A symlink on the way is an entry of the directory it is in:
-		// from one the container can write, it can point the name at
-		// its own file once the check is done.
-		for q := p; q != "/"; q = filepath.Dir(q) {
-			if fi, err := os.Lstat(q); err == nil && fi.Mode()&os.ModeSymlink != 0 {
-				entry := filepath.Join(realAsFar(filepath.Dir(q)), filepath.Base(q))
-				out = append(out, launch.HookFile{What: what + " (through the symlink " + q + ")", Real: entry})
-			}
-		}
+		out = append(out, symlinksOnPath(what, p)...)
 	}
 	for _, kind := range []struct {
 		name  string
@@ -82,6 +73,21 @@ func hookFiles(s *specs.Spec) []launch.HookFile {
 					add(hook+" script", script)
 				}
 			}
+		}
+	}
+	return out
+}
+
+// symlinksOnPath names each symlink on the way to the absolute path p as
+// the entry of the directory it is in: from a directory the container can
+// write, it can point the name at a file of its own once the check is
+// done. what names p for messages.
+func symlinksOnPath(what, p string) []launch.HookFile {
+	var out []launch.HookFile
+	for q := filepath.Clean(p); q != "/" && q != "."; q = filepath.Dir(q) {
+		if fi, err := os.Lstat(q); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+			entry := filepath.Join(realAsFar(filepath.Dir(q)), filepath.Base(q))
+			out = append(out, launch.HookFile{What: what + " (through the symlink " + q + ")", Real: entry})
 		}
 	}
 	return out

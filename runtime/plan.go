@@ -201,6 +201,9 @@ func (r *Runtime) launchHost(id, bundle string, s *specs.Spec, systemd bool) (la
 	if r.Self != "" {
 		h.Executable = realOrSelf(r.Self)
 	}
+	if filepath.IsAbs(r.Invoked) {
+		h.ExecutableLinks = symlinksOnPath("executable", r.Invoked)
+	}
 	if r.ConfigPath != "" {
 		h.Floor = realAsFar(r.ConfigPath)
 	}

@@ -42,6 +42,9 @@ type Runtime struct {
 	// poststart and poststop hooks name (spec.RuntimeHook); empty adds
 	// none.
 	Self string
+	// Invoked is the absolute path the caller ran this runtime by ("" if
+	// unknown): a symlink on it is the caller's way to the runtime.
+	Invoked string
 }
 
 // New returns a Runtime; root must be absolute.

@@ -78,6 +78,11 @@ type Host struct {
 	// if unknown): what its later commands, and the processes it starts
 	// of itself, run as root.
 	Executable string
+	// ExecutableLinks are the symlinks on the path the runtime was called
+	// by (a client's /usr/local/bin/runc pointing at it), each as the
+	// entry of its directory: repointed, the client's next call runs
+	// something else, as root.
+	ExecutableLinks []HookFile
 	// Floor is the operator's config file (--config), there or not, its
 	// symlinks resolved as far as it exists: what sets the next
 	// launch's floor.
@@ -459,6 +464,11 @@ func selfWritable(s *specs.Spec, host Host, v *violations) {
 				v.add(RuleRuntimeStateWrite, "the read-write bind of %s at %s reaches the runtime's %s %s", src, m.Destination, own.what, own.p)
 			}
 		}
+		for _, l := range host.ExecutableLinks {
+			if under(l.Real, []string{src}) {
+				v.add(RuleRuntimeStateWrite, "the read-write bind of %s at %s reaches the runtime's %s", src, m.Destination, l.What)
+			}
+		}
 		for _, f := range host.HookFiles {
 			if under(f.Real, []string{src}) {
 				v.add(RuleHookWritable, "the %s %s is inside the read-write bind of %s at %s", f.What, f.Real, src, m.Destination)
@@ -469,6 +479,11 @@ func selfWritable(s *specs.Spec, host Host, v *violations) {
 		for _, own := range runtimeDirs {
 			if own.p != "" && under(own.p, []string{host.Rootfs}) {
 				v.add(RuleRuntimeStateWrite, "the writable root filesystem %s holds the runtime's %s %s", host.Rootfs, own.what, own.p)
+			}
+		}
+		for _, l := range host.ExecutableLinks {
+			if under(l.Real, []string{host.Rootfs}) {
+				v.add(RuleRuntimeStateWrite, "the writable root filesystem %s holds the runtime's %s", host.Rootfs, l.What)
 			}
 		}
 		for _, f := range host.HookFiles {

@@ -527,6 +527,12 @@ func TestEvaluate(t *testing.T) {
 			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/t", Type: "bind", Source: "/opt/tools", Options: []string{"bind", "rw"}})
 		}, host: func(h *Host) { h.Executable = "/opt/tools/vetto-runtime" },
 			rules: []RuleID{RuleRuntimeStateWrite}},
+		{name: "a writable bind of the directory of the symlink a client calls the runtime by", edit: func(s *specs.Spec) {
+			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/ci", Type: "bind", Source: "/opt/ci", Options: []string{"bind", "rw"}})
+		}, host: func(h *Host) {
+			h.Executable = "/usr/local/bin/vetto-runtime"
+			h.ExecutableLinks = []HookFile{{What: "executable (through the symlink /opt/ci/bin/runc)", Real: "/opt/ci/bin/runc"}}
+		}, rules: []RuleID{RuleRuntimeStateWrite}},
 		{name: "a read-only bind of it is not a write", edit: func(s *specs.Spec) {
 			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/t", Type: "bind", Source: "/opt/tools", Options: []string{"bind", "ro"}})
 		}, host: func(h *Host) { h.Executable = "/opt/tools/vetto-runtime" }},
