@@ -34,15 +34,7 @@ func (r *Runtime) deleteWith(id string, held Container, force bool) error {
 	defer l.unlock()
 	rec, err := r.Store.readRecord(id)
 	if err != nil {
-		if errors.Is(err, ErrNotExist) {
-			// A create that died before its first record: nothing of the
-			// backend's can exist yet (the record is written first).
-			_ = r.Store.removeLocked(id)
-			if force {
-				return nil
-			}
-		}
-		return err
+		return r.deleteWithoutRecordLocked(id, held, force, err)
 	}
 	if r.fromAnotherBoot(rec) {
 		return r.deleteAfterRebootLocked(rec)
@@ -57,6 +49,62 @@ func (r *Runtime) deleteWith(id string, held Container, force bool) error {
 		}
 		r.Warnf("delete %q: backend state unreadable, removing vetto state only: %v", id, err)
 		c = nil
+	}
+	return r.deleteLocked(rec, c, force)
+}
+
+// deleteWithoutRecordLocked is delete of a container directory whose
+// record is missing or unreadable (recErr). A create that died before its
+// first record left nothing of the backend's (the record is written
+// first): the directory goes. But a record can also be lost after the
+// container was built — removed by hand, a disk that fails, a restore
+// from backup — and then the backend's state still names a container
+// that may be running. Removing the directory then would forget a live
+// workload: no later command could find, kill or account for it. So
+// delete refuses, and delete --force tears down what the backend records,
+// with a receipt, as it would with the record.
+//
+// The stored spec is trusted for the poststop hooks and the quarantine
+// only through the frozen hash the evidence directory kept of its create;
+// without that nothing of it runs.
+func (r *Runtime) deleteWithoutRecordLocked(id string, held Container, force bool, recErr error) error {
+	c, err := held, error(nil)
+	if c == nil {
+		c, err = r.Backend.Load(r.Store.BackendDir(id), id)
+	}
+	switch {
+	case err == nil:
+	case errors.Is(err, ErrNotExist):
+		if !errors.Is(recErr, ErrNotExist) {
+			// A record that cannot be read, and no container of the
+			// backend's: what the directory holds says nothing trusted
+			// about where processes of it might run; keep it.
+			return recErr
+		}
+		_ = r.Store.removeLocked(id)
+		if force {
+			return nil
+		}
+		return recErr
+	default:
+		return fmt.Errorf("%w; the backend's state of it cannot be read either: %w", recErr, err)
+	}
+	// Not wrapped: a caller that reads "does not exist" (a shim) would
+	// take the container for gone.
+	lost := recErr.Error()
+	if errors.Is(recErr, ErrNotExist) {
+		lost = fmt.Sprintf("the state record %s of %q is missing", recordFile, id)
+	}
+	if !force {
+		return fmt.Errorf("delete %q: %s, but the backend still has the container: delete --force kills whatever of it runs and removes it", id, lost)
+	}
+	r.Warnf("delete %q: %s; tearing down the container the backend records", id, lost)
+	rec := &Record{ID: id, Backend: r.Backend.Name(), lost: true}
+	if h, err := r.Store.Evidence.frozenHash(r.Store.Root, id); err == nil {
+		rec.SpecHash = h
+	}
+	if st, err := c.OCIState(); err == nil && st != nil {
+		rec.Bundle = st.Bundle
 	}
 	return r.deleteLocked(rec, c, force)
 }
@@ -197,7 +245,11 @@ func (r *Runtime) recordReceiptLaterLocked(rec *Record, receipt *hooks.Receipt) 
 }
 
 func receiptEvent(rec *Record, receipt *hooks.Receipt) AuditEvent {
-	return AuditEvent{ID: rec.ID, Spec: rec.SpecHash, Level: rec.Level.String(), Event: "receipt", Reason: receipt.String(), Receipt: receipt}
+	level := rec.Level.String()
+	if rec.lost {
+		level = "" // the lost record had it; a guess would be evidence
+	}
+	return AuditEvent{ID: rec.ID, Spec: rec.SpecHash, Level: level, Event: "receipt", Reason: receipt.String(), Receipt: receipt}
 }
 
 // recordReceiptLocked writes the receipt to the audit log (synced: it is

@@ -137,20 +137,33 @@ func (e Evidence) checkFrozen(root, id, hash string) error {
 	if e.Dir == "" {
 		return nil
 	}
-	data, err := readNoFollow(e.frozenPath(root, id))
-	if errors.Is(err, fs.ErrNotExist) {
-		data, err = readNoFollow(e.legacyFrozenPath(root, id))
-	}
+	got, err := e.frozenHash(root, id)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return Errorf(ErrSpecMismatch, "the frozen hash of %q recorded at create is gone from %s", id, filepath.Join(e.Dir, "frozen"))
 		}
 		return fmt.Errorf("frozen hash of %q: %w", id, err)
 	}
-	if got := strings.TrimSpace(string(data)); got != hash {
+	if got != hash {
 		return Errorf(ErrSpecMismatch, "the state of %q names spec %s, the host-wide record of its create %s", id, shortHash(hash), shortHash(got))
 	}
 	return nil
+}
+
+// frozenHash is the hash recordFrozen wrote for container id under root
+// (fs.ErrNotExist when there is none, or no evidence directory).
+func (e Evidence) frozenHash(root, id string) (string, error) {
+	if e.Dir == "" {
+		return "", fs.ErrNotExist
+	}
+	data, err := readNoFollow(e.frozenPath(root, id))
+	if errors.Is(err, fs.ErrNotExist) {
+		data, err = readNoFollow(e.legacyFrozenPath(root, id))
+	}
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(data)), nil
 }
 
 // forgetFrozen removes container id's frozen hash once it is deleted, and

@@ -81,6 +81,9 @@ func (s Store) readSpec(rec *Record) (*specs.Spec, error) {
 	if data := s.frozen.bytes(rec.ID, rec.SpecHash); data != nil {
 		return unmarshalSpec(rec.ID, data)
 	}
+	if rec.lost && rec.SpecHash == "" {
+		return nil, Errorf(ErrSpecMismatch, "effective spec of %q: its record is lost and no frozen hash is left to check it against", rec.ID)
+	}
 	data, err := readNoFollow(filepath.Join(s.dir(rec.ID), specFileName))
 	if err != nil {
 		return nil, fmt.Errorf("read effective spec of %q: %w", rec.ID, err)

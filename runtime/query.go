@@ -131,14 +131,31 @@ func (r *Runtime) List() ([]StateView, error) {
 	for _, id := range ids {
 		v, err := r.State(id)
 		if err != nil {
-			if !errors.Is(err, ErrNotExist) {
+			// No record, yet a container: one whose record was lost (a
+			// create in progress has no backend state before its record).
+			// Not listed — nothing of it is known but what the backend
+			// says — and not hidden either.
+			has := r.backendHas(id)
+			switch {
+			case !errors.Is(err, ErrNotExist) && has:
+				r.Warnf("list: %v; the backend has a container of that id: delete --force %s tears it down", err, id)
+			case !errors.Is(err, ErrNotExist):
 				r.Warnf("list: %v", err)
+			case has:
+				r.Warnf("list: %q has no state record, but the backend has a container of that id: delete --force %s tears it down", id, id)
 			}
 			continue
 		}
 		out = append(out, *v)
 	}
 	return out, nil
+}
+
+// backendHas says whether the backend has a container id in its
+// directory under the state root.
+func (r *Runtime) backendHas(id string) bool {
+	_, err := r.Backend.Load(r.Store.BackendDir(id), id)
+	return err == nil
 }
 
 func postureName(weakened []string) string {

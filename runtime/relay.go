@@ -290,10 +290,10 @@ func (r *Runtime) relayTeardown(rec *Record, receipt *hooks.Receipt) {
 		receipt.RelayStopped = p == nil
 		return
 	}
-	if _, _, needed, _ := spec.NetAnnotations(rec.Annotations); p == nil && !needed {
+	if _, _, needed, _ := spec.NetAnnotations(rec.Annotations); p == nil && !needed && !rec.lost {
 		// No relay was asked for and none recorded: nothing to look for
 		// (the host-wide /proc scan is for a relay whose record a killed
-		// create did not write).
+		// create did not write, or whose container's record is lost).
 		receipt.RelayStopped = true
 		return
 	}

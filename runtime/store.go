@@ -184,6 +184,12 @@ type Record struct {
 	// verdictsDurableLocked writes it if the run lets the lock go, and a
 	// teardown that follows first removes the state instead.
 	promotionPending bool
+	// lost (this process's, never stored): the record was missing or
+	// unreadable and this one was made from the backend's state for a
+	// delete --force (deleteWithoutRecordLocked). Its SpecHash is the
+	// evidence directory's copy, if any; without one the stored spec is
+	// not trusted (readSpec).
+	lost bool
 }
 
 // createDirLocked makes the container's directory, failing with ErrExist if
