@@ -16,8 +16,9 @@ import (
 // (poststop once the container is gone), and the container rewrites what
 // such a hook runs — its executable, a symlink on its path, the
 // interpreter of its #! line, the script an interpreter hook is given
-// (made by the container, not there at create), or a hook inside a
-// writable root filesystem. The launch is
+// (made by the container, not there at create), the command an sh -c
+// string or a wrapper (env) runs, a command found through the hook's
+// PATH, or a hook inside a writable root filesystem. The launch is
 // refused at every level (bundle.hook-writable), and nothing of the
 // container's runs on the host.
 func TestHookWritableByContainerRefused(t *testing.T) {
@@ -60,6 +61,15 @@ func TestHookWritableByContainerRefused(t *testing.T) {
 		{"the script of an interpreter hook, made by the container", func(t *testing.T, dir, _ string) (*specs.Hooks, string) {
 			return &specs.Hooks{Poststop: []specs.Hook{{Path: "/bin/sh", Args: []string{"sh", filepath.Join(dir, "cleanup.sh")}}}}, ""
 		}, `printf 'touch MARKER\n' > /hk/cleanup.sh`, true, false},
+		{"the command of an sh -c hook", func(t *testing.T, dir, _ string) (*specs.Hooks, string) {
+			return &specs.Hooks{Poststop: []specs.Hook{{Path: "/bin/sh", Args: []string{"sh", "-ec", "cd / && " + filepath.Join(dir, "cleanup.sh") + " --all >/dev/null"}}}}, ""
+		}, `printf '#!/bin/sh\ntouch MARKER\n' > /hk/cleanup.sh; chmod +x /hk/cleanup.sh`, true, false},
+		{"the script behind a wrapper", func(t *testing.T, dir, _ string) (*specs.Hooks, string) {
+			return &specs.Hooks{Poststop: []specs.Hook{{Path: "/usr/bin/env", Args: []string{"env", "LC_ALL=C", "sh", filepath.Join(dir, "cleanup.sh")}}}}, ""
+		}, `printf 'touch MARKER\n' > /hk/cleanup.sh`, true, false},
+		{"a command found through the hook's PATH", func(t *testing.T, dir, _ string) (*specs.Hooks, string) {
+			return &specs.Hooks{Poststop: []specs.Hook{{Path: "/bin/sh", Args: []string{"sh", "-c", "cleanup-tool || true"}, Env: []string{"PATH=" + dir + ":/usr/bin:/bin"}}}}, ""
+		}, `printf '#!/bin/sh\ntouch MARKER\n' > /hk/cleanup-tool; chmod +x /hk/cleanup-tool`, true, false},
 		{"a hook in a writable root filesystem", func(t *testing.T, _, _ string) (*specs.Hooks, string) {
 			root := clientRootfs(t, t.TempDir())
 			writeExec(t, filepath.Join(root, "hook.sh"), "#!/bin/sh\ntrue\n")

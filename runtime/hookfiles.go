@@ -16,14 +16,101 @@ import (
 	"github.com/vetto-dev/vetto-runtime/spec"
 )
 
-// scriptInterpreters are the programs whose first operand is the script
-// they run — a hook "/bin/sh /data/cleanup.sh" runs what /data/cleanup.sh
-// holds when it runs, whether or not it exists at create — with the
-// options that give them the script as a string instead (sh -c).
-var scriptInterpreters = map[string][]string{
-	"sh": {"-c"}, "bash": {"-c"}, "dash": {"-c"}, "ash": {"-c"}, "ksh": {"-c"}, "zsh": {"-c"},
-	"python": {"-c", "-m"}, "perl": {"-e", "-E"}, "ruby": {"-e"}, "node": {"-e", "-p"}, "php": {"-r"}, "lua": {"-e"},
+// A hook's command line can name more code than its executable, and each
+// such file the container could write is code of its own run on the host
+// as root: hookFiles follows what a command line runs, a few levels deep.
+//
+//   - An interpreter (sh, python, …) runs the script that is its first
+//     operand — "/bin/sh /data/cleanup.sh" runs what /data/cleanup.sh holds
+//     when it runs, made yet or not — after its options, some of which
+//     take an argument of their own (bash -o pipefail).
+//   - A shell given its script as a string (sh -c '…', sh -ec '…', flock
+//     -c '…') runs the commands in it: each command word is followed as a
+//     command line of its own.
+//   - A wrapper (env, nice, timeout, busybox, …) runs the command after
+//     its own options and operands.
+//   - A command named without a slash is looked up in the hook's PATH
+//     (its env's, else the shells' default): each PATH directory up to the
+//     one that has it, or all of them, is where a file of that name would
+//     run, so each such place is named.
+//
+// Relative paths with a slash (./x.sh) depend on the directory the hook
+// runs in and are named nowhere; nor is what a variable expands to.
+
+// interpreter is how a program that runs a script takes it.
+type interpreter struct {
+	// inline are the options whose argument is code as a string (sh -c,
+	// python -c), or a module to import (python -m): no script file.
+	inline []string
+	// withArg are the options that take the next argument as theirs.
+	withArg []string
+	// shell: the string an inline option gives is shell, whose commands
+	// are followed; a cluster of short options with c in it (-ec) is -c.
+	shell bool
+	// scriptOpts are the options whose argument is a script file (awk
+	// -f); codeOperand: without one, the first operand is code, not a
+	// file (awk '{print}').
+	scriptOpts  []string
+	codeOperand bool
 }
+
+var awk = interpreter{scriptOpts: []string{"-f", "--file"}, withArg: []string{"-v", "-F", "--assign", "--field-separator"}, codeOperand: true}
+
+var shell = interpreter{inline: []string{"-c"}, withArg: []string{"-o", "+o", "-O", "+O", "--rcfile", "--init-file"}, shell: true}
+
+// interpreters by the name of their executable without its version.
+var interpreters = map[string]interpreter{
+	"sh": shell, "bash": shell, "dash": shell, "ash": shell, "ksh": shell, "mksh": shell, "zsh": shell, "yash": shell,
+	"python": {inline: []string{"-c", "-m"}, withArg: []string{"-W", "-X", "-Q"}},
+	"perl":   {inline: []string{"-e", "-E"}, withArg: []string{"-I", "-M", "-m", "-x"}},
+	"ruby":   {inline: []string{"-e"}, withArg: []string{"-I", "-r", "-C", "-E"}},
+	"node":   {inline: []string{"-e", "-p", "--eval", "--print"}, withArg: []string{"-r", "--require", "--import", "--loader"}},
+	"php":    {inline: []string{"-r"}, withArg: []string{"-d", "-c", "-z"}},
+	"lua":    {inline: []string{"-e"}, withArg: []string{"-l"}},
+	"awk":    awk, "gawk": awk, "mawk": awk, "nawk": awk,
+	"sed": {inline: []string{"-e", "--expression"}, scriptOpts: []string{"-f", "--file"}, withArg: []string{"-l"}, codeOperand: true},
+	// A shell's builtins that run a file in the shell itself.
+	".": {}, "source": {},
+}
+
+// wrapper is how a program that runs another command takes it.
+type wrapper struct {
+	// withArg are the options that take the next argument as theirs.
+	withArg []string
+	// operands is how many operands of its own come before the command
+	// (timeout's duration, taskset's mask, flock's lock file).
+	operands int
+	// assignments: NAME=value words before the command are its (env).
+	assignments bool
+	// inline is an option whose argument is a shell string (flock -c).
+	inline string
+}
+
+var wrappers = map[string]wrapper{
+	"env":     {withArg: []string{"-u", "--unset", "-C", "--chdir", "-S", "--split-string"}, assignments: true},
+	"nice":    {withArg: []string{"-n", "--adjustment"}},
+	"nohup":   {},
+	"setsid":  {},
+	"stdbuf":  {withArg: []string{"-i", "-o", "-e", "--input", "--output", "--error"}},
+	"timeout": {withArg: []string{"-s", "--signal", "-k", "--kill-after"}, operands: 1},
+	"ionice":  {withArg: []string{"-c", "--class", "-n", "--classdata", "-p", "--pid", "-P", "--pgid", "-u", "--uid"}},
+	"taskset": {withArg: []string{"-p", "--pid"}, operands: 1},
+	"chrt":    {withArg: []string{"-T", "-P", "-D"}, operands: 1},
+	"flock":   {withArg: []string{"-w", "--timeout", "-E", "--conflict-exit-code"}, operands: 1, inline: "-c"},
+	"sudo":    {withArg: []string{"-u", "--user", "-g", "--group", "-C", "--close-from", "-h", "--host", "-p", "--prompt", "-r", "--role", "-t", "--type", "-D", "--chdir", "-U", "--other-user"}, assignments: true},
+	"doas":    {withArg: []string{"-u", "-C"}},
+	"exec":    {withArg: []string{"-a"}},
+	"command": {}, "builtin": {}, "time": {withArg: []string{"-f", "--format", "-o", "--output"}},
+	"xargs": {withArg: []string{"-a", "--arg-file", "-d", "--delimiter", "-E", "-I", "-L", "-n", "--max-args", "-P", "--max-procs", "-s", "--max-chars"}},
+}
+
+// defaultPath is where a hook without PATH in its env finds a command:
+// what sh and the C library's execvp use then, together.
+const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// maxCommandDepth bounds how far hookFiles follows commands into
+// wrappers and shell strings.
+const maxCommandDepth = 5
 
 // interpreterName is the name of an interpreter's executable without its
 // version: python3.11 and python3 are python.
@@ -31,24 +118,16 @@ func interpreterName(p string) string {
 	return strings.TrimRight(filepath.Base(p), "0123456789.")
 }
 
-// hookFiles lists the host files the hooks of s run or read, for the
-// evaluator's bundle.hook-writable rule: each hook's executable, the
-// interpreter its #! line names, and the script an interpreter hook
-// (sh, python, …) is given. vetto's own entries are not run, and not
-// listed. Relative paths are the runtime's PATH lookup
-// and named nowhere here.
+// hookFiles lists the host files the hooks of s run or read as code, for
+// the evaluator's bundle.hook-writable rule: each hook's executable, the
+// interpreter its #! line names, the script an interpreter is given, and
+// the same of every command a wrapper or a shell string of it runs. vetto's
+// own entries are not run, and not listed.
 func hookFiles(s *specs.Spec) []launch.HookFile {
 	if s.Hooks == nil {
 		return nil
 	}
 	var out []launch.HookFile
-	add := func(what, p string) {
-		if !filepath.IsAbs(p) {
-			return
-		}
-		out = append(out, launch.HookFile{What: what, Real: realAsFar(p)})
-		out = append(out, symlinksOnPath(what, p)...)
-	}
 	for _, kind := range []struct {
 		name  string
 		hooks []specs.Hook
@@ -62,20 +141,320 @@ func hookFiles(s *specs.Spec) []launch.HookFile {
 			if spec.IsRuntimeHook(h, kind.name) {
 				continue // vetto's own: recognised, never executed
 			}
-			hook := fmt.Sprintf("%s hook %d's", kind.name, i)
+			w := commandWalker{hook: fmt.Sprintf("%s hook %d's", kind.name, i), path: envPath(h.Env)}
 			i++
-			add(hook+" executable", h.Path)
-			if interp := shebang(h.Path); interp != "" {
-				add(hook+" interpreter (#!)", interp)
+			args := h.Args
+			if len(args) == 0 {
+				args = []string{h.Path}
 			}
-			if inline, ok := scriptInterpreters[interpreterName(h.Path)]; ok {
-				if script := firstOperand(h.Args, inline); script != "" {
-					add(hook+" script", script)
-				}
-			}
+			w.command(h.Path, args, 0)
+			out = append(out, w.files...)
 		}
 	}
 	return out
+}
+
+// envPath is the PATH of env, the default when it sets none.
+func envPath(env []string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], "PATH="); ok {
+			return v
+		}
+	}
+	return defaultPath
+}
+
+// commandWalker collects the files one hook runs.
+type commandWalker struct {
+	hook  string // "poststop hook 0's"
+	path  string // the hook's PATH
+	files []launch.HookFile
+}
+
+func (w *commandWalker) add(what, p string) {
+	w.files = append(w.files, launch.HookFile{What: what, Real: realAsFar(p)})
+	w.files = append(w.files, symlinksOnPath(what, p)...)
+}
+
+// command follows one command line: name is what is executed (a path, or
+// a name looked up in PATH), argv its arguments with argv[0].
+func (w *commandWalker) command(name string, argv []string, depth int) {
+	if name == "" || depth > maxCommandDepth {
+		return
+	}
+	what := w.hook + " executable"
+	if depth > 0 {
+		what = w.hook + " command"
+	}
+	switch {
+	case filepath.IsAbs(name):
+		w.add(what, name)
+		if interp := shebang(name); interp != "" {
+			w.add(w.hook+" interpreter (#!)", interp)
+		}
+	case depth > 0 && !strings.Contains(name, "/") && !isShellWord(name):
+		w.lookup(what, name)
+	}
+	base := interpreterName(name)
+	switch name {
+	case ".", "source":
+		base = "."
+	case "eval":
+		w.shellString(strings.Join(argv[1:], " "), depth)
+		return
+	}
+	if filepath.Base(name) == "busybox" && len(argv) > 1 {
+		// busybox APPLET ARGS: the applet is the program.
+		w.command(argv[1], argv[1:], depth+1)
+		return
+	}
+	if wr, ok := wrappers[filepath.Base(name)]; ok {
+		w.wrapped(wr, argv, depth)
+		return
+	}
+	if in, ok := interpreters[base]; ok {
+		w.interpreted(in, argv, depth)
+	}
+}
+
+// isShellWord says whether name is a shell builtin or keyword that runs
+// nothing from a file by that name.
+func isShellWord(name string) bool {
+	switch name {
+	case ".", "source", "exec", "command", "builtin", "time", "eval", "cd", "echo", "printf", "true", "false", "exit", "return",
+		"set", "unset", "export", "read", "test", "[", "shift", "trap", "wait", "umask", "ulimit", "local", "readonly", ":":
+		return true
+	}
+	return false
+}
+
+// lookup names each place in PATH where a file called name would be run
+// instead of the one found now: every directory up to the one that has
+// it, or every one when none has.
+func (w *commandWalker) lookup(what, name string) {
+	for _, dir := range filepath.SplitList(w.path) {
+		if !filepath.IsAbs(dir) {
+			continue
+		}
+		p := filepath.Join(dir, name)
+		w.add(what+" "+name+" (through PATH)", p)
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
+			if interp := shebang(p); interp != "" {
+				w.add(w.hook+" interpreter (#!)", interp)
+			}
+			return
+		}
+	}
+}
+
+// interpreted follows an interpreter's script, or its code string.
+func (w *commandWalker) interpreted(in interpreter, argv []string, depth int) {
+	args := argv[min(1, len(argv)):]
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--" || a == "-":
+			if a == "--" && i+1 < len(args) {
+				w.add(w.hook+" script", args[i+1])
+			}
+			return
+		case slices.Contains(in.inline, a), in.shell && isShortCluster(a) && strings.ContainsRune(a, 'c'):
+			if in.shell && i+1 < len(args) {
+				w.shellString(args[i+1], depth)
+			}
+			return
+		case slices.Contains(in.scriptOpts, a):
+			if i+1 < len(args) && filepath.IsAbs(args[i+1]) {
+				w.add(w.hook+" script", args[i+1])
+			}
+			return
+		case slices.Contains(in.withArg, a):
+			i++
+		case strings.HasPrefix(a, "-"), in.shell && strings.HasPrefix(a, "+"):
+		case in.codeOperand:
+			return
+		default:
+			if filepath.IsAbs(a) {
+				w.add(w.hook+" script", a)
+			}
+			return
+		}
+	}
+}
+
+// isShortCluster: -e, -ex, -xec; not --long, not - alone.
+func isShortCluster(a string) bool {
+	return len(a) > 1 && a[0] == '-' && a[1] != '-'
+}
+
+// wrapped follows the command a wrapper runs.
+func (w *commandWalker) wrapped(wr wrapper, argv []string, depth int) {
+	args := argv[min(1, len(argv)):]
+	operands := wr.operands
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			args = args[i+1:]
+			i = -1
+			if operands == 0 {
+				if len(args) > 0 {
+					w.command(args[0], args, depth+1)
+				}
+				return
+			}
+		case wr.inline != "" && a == wr.inline:
+			if i+1 < len(args) {
+				w.shellString(args[i+1], depth)
+			}
+			return
+		case (a == "-S" || a == "--split-string") && slices.Contains(wr.withArg, a) && i+1 < len(args):
+			// env -S 'sh /data/x.sh': the string is the command line.
+			rest := append(strings.Fields(args[i+1]), args[i+2:]...)
+			if len(rest) > 0 {
+				w.command(rest[0], rest, depth+1)
+			}
+			return
+		case slices.Contains(wr.withArg, a):
+			i++
+		case strings.HasPrefix(a, "-") && a != "-":
+		case wr.assignments && strings.Contains(a, "=") && !strings.Contains(a[:strings.Index(a, "=")], "/"):
+			if v, ok := strings.CutPrefix(a, "PATH="); ok {
+				w.path = v
+			}
+		case operands > 0:
+			operands--
+		default:
+			w.command(a, args[i:], depth+1)
+			return
+		}
+	}
+}
+
+// shellString follows each command a shell string runs.
+func (w *commandWalker) shellString(s string, depth int) {
+	for _, argv := range shellCommands(s) {
+		w.command(argv[0], argv, depth+1)
+	}
+}
+
+// shellCommands splits a shell string into its simple commands' words,
+// as far as can be known without running it: quotes and backslashes are
+// undone; ; & | && || ( ) { } newlines, $( and backquotes end a command;
+// a redirection's target is no word of the command; keywords (if, then,
+// while, !, …) and NAME=value assignments before a command are dropped;
+// for and case lists are not commands. What a variable or a glob expands
+// to is not known, and its word stays as it is written.
+func shellCommands(s string) [][]string {
+	var (
+		out      [][]string
+		cur      []string
+		word     strings.Builder
+		inWord   bool
+		redirect bool // the next word is a redirection's target
+	)
+	endWord := func() {
+		if !inWord {
+			return
+		}
+		wd := word.String()
+		word.Reset()
+		inWord = false
+		if redirect {
+			redirect = false
+			return
+		}
+		if len(cur) == 0 {
+			switch {
+			case shellKeyword(wd):
+				return
+			case isAssignment(wd):
+				return
+			}
+		}
+		cur = append(cur, wd)
+	}
+	endCommand := func() {
+		endWord()
+		redirect = false
+		if len(cur) > 0 && cur[0] != "for" && cur[0] != "case" && cur[0] != "select" {
+			out = append(out, cur)
+		}
+		cur = nil
+	}
+	rs := []rune(s)
+	for i := 0; i < len(rs); i++ {
+		c := rs[i]
+		switch {
+		case c == '\\' && i+1 < len(rs):
+			i++
+			word.WriteRune(rs[i])
+			inWord = true
+		case c == '\'':
+			inWord = true
+			for i++; i < len(rs) && rs[i] != '\''; i++ {
+				word.WriteRune(rs[i])
+			}
+		case c == '"':
+			inWord = true
+			for i++; i < len(rs) && rs[i] != '"'; i++ {
+				if rs[i] == '\\' && i+1 < len(rs) {
+					i++
+				}
+				word.WriteRune(rs[i])
+			}
+		case c == '$' && i+1 < len(rs) && rs[i+1] == '(':
+			i++
+			endCommand()
+		case strings.ContainsRune(";&|(){}`\n", c):
+			endCommand()
+		case c == '<' || c == '>':
+			// 2>file: the 2 was the redirection's, not a word.
+			if inWord && strings.Trim(word.String(), "0123456789") == "" {
+				word.Reset()
+				inWord = false
+			}
+			endWord()
+			for i+1 < len(rs) && strings.ContainsRune("<>&|", rs[i+1]) {
+				i++
+			}
+			redirect = true
+		case c == ' ' || c == '\t':
+			endWord()
+		case c == '#' && !inWord:
+			for i+1 < len(rs) && rs[i+1] != '\n' {
+				i++
+			}
+		default:
+			word.WriteRune(c)
+			inWord = true
+		}
+	}
+	endCommand()
+	return out
+}
+
+// shellKeyword: a reserved word that comes before a command.
+func shellKeyword(w string) bool {
+	switch w {
+	case "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "!", "esac", "in":
+		return true
+	}
+	return false
+}
+
+// isAssignment: NAME=value.
+func isAssignment(w string) bool {
+	name, _, ok := strings.Cut(w, "=")
+	if !ok || name == "" {
+		return false
+	}
+	for i, r := range name {
+		if !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
 }
 
 // symlinksOnPath names each symlink on the way to the absolute path p as
@@ -137,19 +516,4 @@ func shebang(p string) string {
 		return ""
 	}
 	return fields[0]
-}
-
-// firstOperand is the first argument after argv[0] that is not an
-// option, "" if one of inline (sh -c) gives the script as a string.
-func firstOperand(args, inline []string) string {
-	for _, a := range args[min(1, len(args)):] {
-		switch {
-		case slices.Contains(inline, a):
-			return ""
-		case strings.HasPrefix(a, "-"):
-			continue
-		}
-		return a
-	}
-	return ""
 }

@@ -3,6 +3,7 @@
 package runtime
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -71,8 +72,9 @@ func TestHookFiles(t *testing.T) {
 		// sh -e takes the script next: -e is an option there, not a
 		// script string.
 		"poststop hook 0's script /srv/data/cleanup.sh",
-		// sh -c's string names no file of its own.
+		// sh -c's string is followed: its command is a file too.
 		"poststop hook 1's executable " + sh,
+		"poststop hook 1's command /srv/data/inline.sh",
 		// python3.11 is python.
 		"poststop hook 2's executable " + py,
 		"poststop hook 2's script /srv/data/hook.py",
@@ -84,5 +86,96 @@ func TestHookFiles(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("hookFiles:\n got %q\nwant %q", got, want)
+	}
+}
+
+// What a hook's command line runs besides its executable: through
+// wrappers, shell strings, interpreters' options and PATH.
+func TestHookCommandFiles(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "bin")
+	if err := os.Mkdir(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bin, "cleanup"), []byte("#!/srv/data/interp\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := "PATH=/srv/data/bin:" + bin + ":/srv/data/later"
+	tests := []struct {
+		name    string
+		args    []string
+		env     []string
+		want    []string // named, among others
+		notWant []string // never named
+	}{
+		{"sh -c runs its command", []string{"/bin/sh", "-c", "/srv/data/x.sh"}, nil, []string{"/srv/data/x.sh"}, nil},
+		{"sh -ec is -c", []string{"/bin/sh", "-ec", "/srv/data/x.sh arg; echo done > /srv/data/log"}, nil,
+			[]string{"/srv/data/x.sh"}, []string{"/srv/data/log"}},
+		{"an option's argument is not the script", []string{"/bin/bash", "-o", "pipefail", "/srv/data/x.sh"}, nil, []string{"/srv/data/x.sh"}, nil},
+		{"env runs its command", []string{"/usr/bin/env", "FOO=1", "-u", "BAR", "sh", "/srv/data/x.sh"}, nil, []string{"/srv/data/x.sh"}, nil},
+		{"env -S splits its string", []string{"/usr/bin/env", "-S", "sh /srv/data/x.sh"}, nil, []string{"/srv/data/x.sh"}, nil},
+		{"busybox runs its applet", []string{"/bin/busybox", "sh", "/srv/data/x.sh"}, nil, []string{"/srv/data/x.sh"}, nil},
+		{"timeout's duration is no command", []string{"/usr/bin/timeout", "-s", "KILL", "5", "/srv/data/x"}, nil, []string{"/srv/data/x"}, nil},
+		{"wrappers and options in a row", []string{"/usr/bin/nice", "-n", "5", "python3", "-W", "ignore", "/srv/data/x.py"}, nil, []string{"/srv/data/x.py"}, nil},
+		{". in a string", []string{"/bin/sh", "-c", "cd /tmp && . /srv/data/env.sh"}, nil, []string{"/srv/data/env.sh"}, nil},
+		{"a name looked up in PATH: every place up to where it is", []string{"/bin/sh", "-c", "cleanup"}, []string{path},
+			[]string{"/srv/data/bin/cleanup", filepath.Join(bin, "cleanup"), "/srv/data/interp"}, []string{"/srv/data/later/cleanup"}},
+		{"a name in no PATH directory: every place", []string{"/bin/sh", "-c", "nosuch-tool"}, []string{path},
+			[]string{"/srv/data/bin/nosuch-tool", "/srv/data/later/nosuch-tool"}, nil},
+		{"env's PATH= is the command's", []string{"/usr/bin/env", "PATH=/srv/data/p", "tool"}, nil, []string{"/srv/data/p/tool"}, nil},
+		{"redirections and arguments are data", []string{"/bin/sh", "-c", "FOO=1 /srv/data/x 2>/srv/data/err | tee /srv/data/out"}, nil,
+			[]string{"/srv/data/x"}, []string{"/srv/data/err", "/srv/data/out"}},
+		{"awk -f is a script, its first operand code", []string{"/usr/bin/awk", "-F", ":", "-f", "/srv/data/x.awk", "/srv/data/in"}, nil,
+			[]string{"/srv/data/x.awk"}, []string{"/srv/data/in"}},
+		{"awk's program text is no file", []string{"/usr/bin/awk", "{print}", "/srv/data/in"}, nil, nil, []string{"/srv/data/in"}},
+		{"flock -c", []string{"/usr/bin/flock", "/tmp/lock", "-c", "/srv/data/x"}, nil, []string{"/srv/data/x"}, []string{"/tmp/lock"}},
+		{"an echoed path is data", []string{"/bin/sh", "-c", `echo "/srv/data/x"`}, nil, nil, []string{"/srv/data/x"}},
+		{"command substitution runs", []string{"/bin/sh", "-c", "x=$(/srv/data/gen) && `/srv/data/gen2`"}, nil, []string{"/srv/data/gen", "/srv/data/gen2"}, nil},
+		{"if and then run", []string{"/bin/sh", "-c", "if /srv/data/check; then '/srv/data/act'; fi"}, nil, []string{"/srv/data/check", "/srv/data/act"}, nil},
+		{"eval runs its string", []string{"/bin/sh", "-c", `eval "/srv/data/x"`}, nil, []string{"/srv/data/x"}, nil},
+		{"sh -c inside sh -c", []string{"/bin/sh", "-c", `sh -c '/srv/data/x'`}, nil, []string{"/srv/data/x"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := &specs.Spec{Hooks: &specs.Hooks{Poststop: []specs.Hook{{Path: tt.args[0], Args: tt.args, Env: tt.env}}}}
+			got := map[string]bool{}
+			for _, f := range hookFiles(s) {
+				got[f.Real] = true
+			}
+			for _, w := range tt.want {
+				if !got[w] {
+					t.Errorf("%s not named; named %v", w, slices.Sorted(maps.Keys(got)))
+				}
+			}
+			for _, w := range tt.notWant {
+				if got[w] {
+					t.Errorf("%s named, but the hook does not run it", w)
+				}
+			}
+		})
+	}
+}
+
+func TestShellCommands(t *testing.T) {
+	tests := []struct {
+		in   string
+		want [][]string
+	}{
+		{"a b; c && d || e | f & g", [][]string{{"a", "b"}, {"c"}, {"d"}, {"e"}, {"f"}, {"g"}}},
+		{`a "b c" 'd e' f\ g`, [][]string{{"a", "b c", "d e", "f g"}}},
+		{"A=1 B=2 a >out 2> err <in b", [][]string{{"a", "b"}}},
+		{"if a; then b; else c; fi", [][]string{{"a"}, {"b"}, {"c"}}},
+		{"for x in a b; do c $x; done", [][]string{{"c", "$x"}}},
+		{"a # b c\nd", [][]string{{"a"}, {"d"}}},
+		{"{ a; } && (b)", [][]string{{"a"}, {"b"}}},
+		{"! a", [][]string{{"a"}}},
+	}
+	for _, tt := range tests {
+		if got := shellCommands(tt.in); !slices.EqualFunc(got, tt.want, slices.Equal) {
+			t.Errorf("shellCommands(%q) = %q, want %q", tt.in, got, tt.want)
+		}
 	}
 }
