@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 )
@@ -226,5 +227,59 @@ func TestOperatorConfigWritableByContainerRefused(t *testing.T) {
 	r = e.vetto("--audit-log", audit, "run", "--bundle", bundle, e.id())
 	if r.code != 125 || !strings.Contains(r.stderr, "audit log") || !strings.Contains(r.stderr, "[bundle.runtime-state-writable]") {
 		t.Errorf("run with --audit-log in a writable bind: %s; want exit 125 naming the audit log", r)
+	}
+}
+
+// The attack: the pid file a client (containerd's shim, conmon) reads to
+// learn the container's init, and then signals, waits for and kills, is in
+// a directory the container may write — or is reached through a symlink
+// there. The container writes the pid of its choosing (the host's init) in
+// its place. Refused at every level (bundle.runtime-state-writable).
+func TestPidFileWritableByContainerRefused(t *testing.T) {
+	for _, through := range []bool{false, true} {
+		name := "the pid file in a writable bind"
+		if through {
+			name = "a symlink on the pid file's path, in a writable bind"
+		}
+		t.Run(name, func(t *testing.T) {
+			e := newEnv(t)
+			dir := filepath.Join(e.tmp, "run")
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			pidFile := filepath.Join(dir, "init.pid")
+			script := `sleep 0.3; echo 1 > /r/init.pid.new; mv /r/init.pid.new /r/init.pid; sleep 100`
+			if through {
+				// The client's path runs through /run/ctr, a symlink the
+				// container can point at a directory of its own.
+				safe := filepath.Join(e.tmp, "safe")
+				if err := os.MkdirAll(safe, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Symlink(safe, filepath.Join(dir, "ctr")); err != nil {
+					t.Fatal(err)
+				}
+				pidFile = filepath.Join(dir, "ctr", "init.pid")
+				script = `sleep 0.3; mkdir /r/own; echo 1 > /r/own/init.pid; ln -sfn HOSTDIR/own /r/ctr.new; mv -T /r/ctr.new /r/ctr; sleep 100`
+			}
+			script = strings.ReplaceAll(script, "HOSTDIR", dir)
+			bundle := e.bundle([]string{"sh", "-c", script}, func(s *specs.Spec) {
+				s.Mounts = append(s.Mounts, specs.Mount{Destination: "/r", Type: "bind", Source: dir, Options: []string{"bind", "rw"}})
+			})
+			id := e.id()
+			r := e.vetto("run", "-d", "--pid-file", pidFile, "--bundle", bundle, id)
+			if r.code == 0 {
+				defer e.vetto("delete", "--force", id)
+				time.Sleep(time.Second)
+				got, _ := os.ReadFile(pidFile)
+				t.Fatalf("run -d with the pid file where the container writes: %s; the client now reads pid %q", r, strings.TrimSpace(string(got)))
+			}
+			if r.code != 125 || !strings.Contains(r.stderr, "pid file") || !strings.Contains(r.stderr, "[bundle.runtime-state-writable]") {
+				t.Errorf("run: %s; want exit 125 naming the pid file", r)
+			}
+			if _, err := os.Stat(filepath.Join(e.root, id)); !os.IsNotExist(err) {
+				t.Errorf("state left after the refusal: %v", err)
+			}
+		})
 	}
 }

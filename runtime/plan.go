@@ -88,6 +88,12 @@ func (r *Runtime) plan(opts CreateOptions, bundle string, s *specs.Spec) (*Plan,
 	if err != nil {
 		return nil, err
 	}
+	if opts.PidFile != "" {
+		if abs, err := filepath.Abs(opts.PidFile); err == nil {
+			host.PidFile = realAsFar(abs)
+			host.ExecutableLinks = append(host.ExecutableLinks, symlinksOnPath("pid file", abs)...)
+		}
+	}
 	if host.Platform, err = r.platformFacts(opts, bundle, s); err != nil {
 		return nil, err
 	}

@@ -81,8 +81,14 @@ type Host struct {
 	// ExecutableLinks are the symlinks on the path the runtime was called
 	// by (a client's /usr/local/bin/runc pointing at it), each as the
 	// entry of its directory: repointed, the client's next call runs
-	// something else, as root.
+	// something else, as root. The symlinks on the way to the pid file
+	// are here too: repointed, the file is written elsewhere.
 	ExecutableLinks []HookFile
+	// PidFile is the file create writes the init's pid to (--pid-file),
+	// there or not, its symlinks resolved as far as it exists, "" for
+	// none: the pid a client (containerd's shim, conmon) then signals,
+	// waits for and kills.
+	PidFile string
 	// Floor is the operator's config file (--config), there or not, its
 	// symlinks resolved as far as it exists: what sets the next
 	// launch's floor.
@@ -437,7 +443,7 @@ func unifiedInterface(unified map[string]string, v *violations) {
 // runtime runs hooks on the host as root (poststop after the container is
 // gone): a container that rewrites one runs its code there.
 func selfWritable(s *specs.Spec, host Host, v *violations) {
-	runtimeDirs := []struct{ what, p string }{{"state root", host.StateRoot}, {"evidence directory", host.Evidence}, {"executable", host.Executable}, {"operator config", host.Floor}, {"audit log", host.AuditLog}}
+	runtimeDirs := []struct{ what, p string }{{"state root", host.StateRoot}, {"evidence directory", host.Evidence}, {"executable", host.Executable}, {"operator config", host.Floor}, {"audit log", host.AuditLog}, {"pid file", host.PidFile}}
 	unmapped := hostRootUnmapped(s)
 	for _, m := range s.Mounts {
 		if !isBind(m) || readOnly(m) {

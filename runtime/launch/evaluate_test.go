@@ -541,6 +541,19 @@ func TestEvaluate(t *testing.T) {
 				specs.Mount{Destination: "/l", Type: "bind", Source: "/opt/ci/logs/audit.jsonl", Options: []string{"bind", "rw"}})
 		}, host: func(h *Host) { h.Floor, h.AuditLog = "/opt/ci/etc/runtime.toml", "/opt/ci/logs/audit.jsonl" },
 			rules: []RuleID{RuleRuntimeStateWrite, RuleRuntimeStateWrite}},
+		{name: "a writable bind of the pid file's directory (the file not there yet)", edit: func(s *specs.Spec) {
+			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/r", Type: "bind", Source: "/srv/ci/run", Options: []string{"bind", "rw"}})
+		}, host: func(h *Host) { h.PidFile = "/srv/ci/run/init.pid" },
+			rules: []RuleID{RuleRuntimeStateWrite}},
+		{name: "a writable bind of a symlink on the pid file's path", edit: func(s *specs.Spec) {
+			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/r", Type: "bind", Source: "/srv/ci/run", Options: []string{"bind", "rw"}})
+		}, host: func(h *Host) {
+			h.PidFile = "/srv/shim/init.pid"
+			h.ExecutableLinks = []HookFile{{What: "pid file (through the symlink /srv/ci/run/ctr)", Real: "/srv/ci/run/ctr"}}
+		}, rules: []RuleID{RuleRuntimeStateWrite}},
+		{name: "a pid file beside a read-only bind is no write", edit: func(s *specs.Spec) {
+			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/r", Type: "bind", Source: "/srv/ci/run", Options: []string{"bind", "ro"}})
+		}, host: func(h *Host) { h.PidFile = "/srv/ci/run/init.pid" }},
 		{name: "a writable rootfs holding the state root", edit: func(s *specs.Spec) { s.Root.Readonly = false },
 			host:  func(h *Host) { h.Rootfs, h.StateRoot = "/srv/box", "/srv/box/run/vetto" },
 			rules: []RuleID{RuleRuntimeStateWrite}},
