@@ -283,3 +283,36 @@ func TestPidFileWritableByContainerRefused(t *testing.T) {
 		})
 	}
 }
+
+// The same for exec: the exec'd process runs before the client reads its
+// pid file, so a container that can write the file gives the client the
+// pid of its choosing. exec --pid-file there is refused.
+func TestExecPidFileWritableByContainerRefused(t *testing.T) {
+	e := newEnv(t)
+	dir := filepath.Join(e.tmp, "run")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bundle := e.bundle([]string{"sleep", "100"}, func(s *specs.Spec) {
+		s.Mounts = append(s.Mounts, specs.Mount{Destination: "/r", Type: "bind", Source: dir, Options: []string{"bind", "rw"}})
+	})
+	id := e.id()
+	e.mustVetto("run", "-d", "--bundle", bundle, id)
+	defer e.vetto("delete", "--force", id)
+	pidFile := filepath.Join(dir, "exec.pid")
+	r := e.vetto("exec", "-d", "--pid-file", pidFile, id, "sh", "-c", "for i in 1 2 3 4 5 6 7 8 9 10; do echo 1 > /r/exec.pid.new; mv /r/exec.pid.new /r/exec.pid; sleep 0.05; done; sleep 100")
+	if r.code == 0 {
+		time.Sleep(500 * time.Millisecond)
+		got, _ := os.ReadFile(pidFile)
+		t.Fatalf("exec -d with the pid file where the container writes: %s; the client now reads pid %q", r, strings.TrimSpace(string(got)))
+	}
+	if r.code != 125 || !strings.Contains(r.stderr, "pid file") || !strings.Contains(r.stderr, "[bundle.runtime-state-writable]") {
+		t.Errorf("exec: %s; want exit 125 naming the pid file", r)
+	}
+	// Out of the container's reach it works.
+	ok := filepath.Join(e.tmp, "exec.pid")
+	e.mustVetto("exec", "-d", "--pid-file", ok, id, "true")
+	if data, err := os.ReadFile(ok); err != nil || strings.TrimSpace(string(data)) == "" {
+		t.Errorf("exec --pid-file out of reach: %q, %v", data, err)
+	}
+}

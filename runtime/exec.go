@@ -91,6 +91,11 @@ func (r *Runtime) Exec(opts ExecOptions) (int, error) {
 	if bad := launch.Exec(sp.Process, proc); len(bad) > 0 {
 		return -1, fmt.Errorf("exec %q: %w", opts.ID, refusal(rec.Level, bad))
 	}
+	if opts.PidFile != "" {
+		if bad := execPidFile(sp, opts.PidFile); len(bad) > 0 {
+			return -1, fmt.Errorf("exec %q: %w", opts.ID, refusal(rec.Level, bad))
+		}
+	}
 	if opts.PreserveFDs < 0 {
 		return -1, Errorf(ErrInvalidInput, "--preserve-fds must not be negative")
 	}
@@ -259,4 +264,24 @@ func SubCgroups(values []string) (map[string]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// execPidFile gathers the host facts launch.ExecPidFile judges exec's
+// pid file by.
+func execPidFile(sp *specs.Spec, pidFile string) launch.Violations {
+	abs, err := filepath.Abs(pidFile)
+	if err != nil {
+		return nil // checkPidFileDir has said so
+	}
+	sources := map[string]launch.Source{}
+	for _, m := range sp.Mounts {
+		if isBindMount(m) && m.Source != "" {
+			sources[m.Source] = sourceFact(m.Source)
+		}
+	}
+	rootfs := ""
+	if sp.Root != nil {
+		rootfs = realOrSelf(sp.Root.Path)
+	}
+	return launch.ExecPidFile(sp, realAsFar(abs), symlinksOnPath("pid file", abs), sources, rootfs)
 }

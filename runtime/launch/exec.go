@@ -111,6 +111,18 @@ func optInt(p *int) string {
 	return fmt.Sprint(*p)
 }
 
+// ExecPidFile refuses exec's --pid-file where the container of s could
+// write it: the exec'd process runs before the client reads the file, so
+// such a container writes the pid the client then signals, waits for and
+// kills (bundle.runtime-state-writable, as create's pid file). links are
+// the symlinks on the file's path, sources the facts of s's bind sources,
+// rootfs the container's root filesystem, symlinks resolved.
+func ExecPidFile(s *specs.Spec, pidFile string, links []HookFile, sources map[string]Source, rootfs string) Violations {
+	var v violations
+	selfWritable(s, Host{PidFile: pidFile, ExecutableLinks: links, Sources: sources, Rootfs: rootfs}, &v)
+	return v.list
+}
+
 // ExecPassed judges the files an exec passes in besides stdio
 // (--preserve-fds) as create judges its own: in a container launched at
 // strict one that reaches the host is refused (RuleStrictPassedFDs);

@@ -222,3 +222,40 @@ func optInt64(p *int64) any {
 	}
 	return *p
 }
+
+// exec's pid file where the container could write it is refused, as
+// create's is.
+func TestExecPidFile(t *testing.T) {
+	bind := func(src, opt string) specs.Mount {
+		return specs.Mount{Destination: "/m", Type: "bind", Source: src, Options: []string{"bind", opt}}
+	}
+	tests := []struct {
+		name    string
+		mounts  []specs.Mount
+		rootRW  bool
+		pidFile string
+		links   []HookFile
+		bad     bool
+	}{
+		{"out of every bind", []specs.Mount{bind("/srv/data", "rw")}, false, "/run/shim/exec.pid", nil, false},
+		{"in a read-write bind", []specs.Mount{bind("/srv/data", "rw")}, false, "/srv/data/exec.pid", nil, true},
+		{"in a read-only bind", []specs.Mount{bind("/srv/data", "ro")}, false, "/srv/data/exec.pid", nil, false},
+		{"through a symlink in a read-write bind", []specs.Mount{bind("/srv/data", "rw")}, false, "/run/shim/exec.pid",
+			[]HookFile{{What: "pid file (through the symlink /srv/data/ctr)", Real: "/srv/data/ctr"}}, true},
+		{"in a writable root filesystem", nil, true, "/srv/box/run/exec.pid", nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := &specs.Spec{Root: &specs.Root{Path: "/srv/box", Readonly: !tt.rootRW}, Mounts: tt.mounts}
+			bad := ExecPidFile(s, tt.pidFile, tt.links, map[string]Source{}, "/srv/box")
+			if got := len(bad) > 0; got != tt.bad {
+				t.Fatalf("ExecPidFile = %v, want refused %v", bad, tt.bad)
+			}
+			for _, v := range bad {
+				if v.Rule != RuleRuntimeStateWrite {
+					t.Errorf("rule %s, want %s", v.Rule, RuleRuntimeStateWrite)
+				}
+			}
+		})
+	}
+}
