@@ -118,16 +118,29 @@ func interpreterName(p string) string {
 	return strings.TrimRight(filepath.Base(p), "0123456789.")
 }
 
+// maxHookLookups bounds the work hookFiles does for one bundle, in path
+// components resolved: the hooks and their strings are the bundle's, and
+// an untrusted bundle must not make create spend seconds deciding (a
+// megabyte of "a1;a2;…" in one sh -c, each command looked up in every
+// PATH directory). A real hook needs a few dozen.
+const maxHookLookups = 1 << 14
+
+// pathMax is Linux's PATH_MAX, the longest path exec or open takes (other
+// systems take less).
+const pathMax = 4096
+
 // hookFiles lists the host files the hooks of s run or read as code, for
 // the evaluator's bundle.hook-writable rule: each hook's executable, the
 // interpreter its #! line names, the script an interpreter is given, and
 // the same of every command a wrapper or a shell string of it runs. vetto's
-// own entries are not run, and not listed.
-func hookFiles(s *specs.Spec) []launch.HookFile {
+// own entries are not run, and not listed. A bundle whose hooks name more
+// than maxHookLookups is refused as bad input.
+func hookFiles(s *specs.Spec) ([]launch.HookFile, error) {
 	if s.Hooks == nil {
-		return nil
+		return nil, nil
 	}
 	var out []launch.HookFile
+	spent := 0
 	for _, kind := range []struct {
 		name  string
 		hooks []specs.Hook
@@ -141,17 +154,20 @@ func hookFiles(s *specs.Spec) []launch.HookFile {
 			if spec.IsRuntimeHook(h, kind.name) {
 				continue // vetto's own: recognised, never executed
 			}
-			w := commandWalker{hook: fmt.Sprintf("%s hook %d's", kind.name, i), path: envPath(h.Env)}
+			w := commandWalker{hook: fmt.Sprintf("%s hook %d's", kind.name, i), path: envPath(h.Env), spent: &spent}
 			i++
 			args := h.Args
 			if len(args) == 0 {
 				args = []string{h.Path}
 			}
 			w.command(h.Path, args, 0)
+			if spent > maxHookLookups {
+				return nil, Errorf(ErrInvalidInput, "%s hook %d: the hooks' command lines name more files than vetto-runtime checks for the container's write access (%d path components): put the commands in a script the hook runs", kind.name, i-1, maxHookLookups)
+			}
 			out = append(out, w.files...)
 		}
 	}
-	return out
+	return out, nil
 }
 
 // envPath is the PATH of env, the default when it sets none.
@@ -169,9 +185,17 @@ type commandWalker struct {
 	hook  string // "poststop hook 0's"
 	path  string // the hook's PATH
 	files []launch.HookFile
+	spent *int // path components resolved, for all hooks (maxHookLookups)
 }
 
+// add names p, what it resolves to as far as it exists and each symlink on
+// its way. A path longer than the kernel takes is no file anything execs
+// or opens.
 func (w *commandWalker) add(what, p string) {
+	if len(p) >= pathMax || *w.spent > maxHookLookups {
+		return
+	}
+	*w.spent += 1 + strings.Count(p, "/")
 	w.files = append(w.files, launch.HookFile{What: what, Real: realAsFar(p)})
 	w.files = append(w.files, symlinksOnPath(what, p)...)
 }
@@ -179,9 +203,10 @@ func (w *commandWalker) add(what, p string) {
 // command follows one command line: name is what is executed (a path, or
 // a name looked up in PATH), argv its arguments with argv[0].
 func (w *commandWalker) command(name string, argv []string, depth int) {
-	if name == "" || depth > maxCommandDepth {
+	if name == "" || depth > maxCommandDepth || *w.spent > maxHookLookups {
 		return
 	}
+	*w.spent++
 	what := w.hook + " executable"
 	if depth > 0 {
 		what = w.hook + " command"
@@ -235,6 +260,9 @@ func (w *commandWalker) lookup(what, name string) {
 	for _, dir := range filepath.SplitList(w.path) {
 		if !filepath.IsAbs(dir) {
 			continue
+		}
+		if *w.spent > maxHookLookups {
+			return
 		}
 		p := filepath.Join(dir, name)
 		w.add(what+" "+name+" (through PATH)", p)

@@ -3,12 +3,16 @@
 package runtime
 
 import (
+	"errors"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
@@ -57,7 +61,11 @@ func TestHookFiles(t *testing.T) {
 		},
 	}, "/usr/local/bin/vetto-runtime")}
 	var got []string
-	for _, f := range hookFiles(s) {
+	files, err := hookFiles(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
 		got = append(got, f.What+" "+f.Real)
 	}
 	want := []string{
@@ -142,7 +150,11 @@ func TestHookCommandFiles(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := &specs.Spec{Hooks: &specs.Hooks{Poststop: []specs.Hook{{Path: tt.args[0], Args: tt.args, Env: tt.env}}}}
 			got := map[string]bool{}
-			for _, f := range hookFiles(s) {
+			files, err := hookFiles(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range files {
 				got[f.Real] = true
 			}
 			for _, w := range tt.want {
@@ -177,5 +189,39 @@ func TestShellCommands(t *testing.T) {
 		if got := shellCommands(tt.in); !slices.EqualFunc(got, tt.want, slices.Equal) {
 			t.Errorf("shellCommands(%q) = %q, want %q", tt.in, got, tt.want)
 		}
+	}
+}
+
+// The hooks are the bundle's: a bundle that names more than hookFiles
+// checks is refused as bad input, quickly, not looked at for seconds.
+func TestHookFilesBounded(t *testing.T) {
+	var cmds []string
+	for i := range 150000 {
+		cmds = append(cmds, "cmd"+strconv.Itoa(i))
+	}
+	deep := "/" + strings.Repeat("a/", 3000) + "hook"
+	for _, tt := range []struct {
+		name string
+		hook specs.Hook
+		ok   bool
+	}{
+		{"a megabyte of commands in sh -c", specs.Hook{Path: "/bin/sh", Args: []string{"sh", "-c", strings.Join(cmds, ";")}}, false},
+		{"a path longer than exec takes names nothing", specs.Hook{Path: "/bin/sh", Args: []string{"sh", deep + deep}}, true},
+		{"a long PATH", specs.Hook{Path: "/bin/sh", Args: []string{"sh", "-c", "a;b;c;d;e;f;g;h"}, Env: []string{"PATH=" + strings.Repeat("/x/y/z:", 20000)}}, false},
+		{"an ordinary hook", specs.Hook{Path: "/bin/sh", Args: []string{"sh", "-ec", "cd /srv && ./build.sh && cleanup --all"}}, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			start := time.Now()
+			_, err := hookFiles(&specs.Spec{Hooks: &specs.Hooks{Poststop: []specs.Hook{tt.hook}}})
+			if took := time.Since(start); took > 5*time.Second {
+				t.Errorf("hookFiles took %v", took)
+			}
+			if tt.ok && err != nil {
+				t.Fatalf("hookFiles: %v", err)
+			}
+			if !tt.ok && !errors.Is(err, ErrInvalidInput) {
+				t.Fatalf("hookFiles = %v, want a refusal (ErrInvalidInput)", err)
+			}
+		})
 	}
 }

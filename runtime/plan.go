@@ -197,7 +197,10 @@ func (r *Runtime) launchHost(id, bundle string, s *specs.Spec, systemd bool) (la
 	if s.Root != nil {
 		h.Rootfs = realOrSelf(s.Root.Path)
 	}
-	h.HookFiles = hookFiles(s)
+	var err error
+	if h.HookFiles, err = hookFiles(s); err != nil {
+		return h, err
+	}
 	if r.Store.Root != "" {
 		h.StateRoot = realOrSelf(r.Store.Root)
 	}
