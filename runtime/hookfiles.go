@@ -56,7 +56,7 @@ type interpreter struct {
 
 var awk = interpreter{scriptOpts: []string{"-f", "--file"}, withArg: []string{"-v", "-F", "--assign", "--field-separator"}, codeOperand: true}
 
-var shell = interpreter{inline: []string{"-c"}, withArg: []string{"-o", "+o", "-O", "+O", "--rcfile", "--init-file"}, shell: true}
+var shell = interpreter{withArg: []string{"-o", "+o", "-O", "+O"}, shell: true}
 
 // interpreters by the name of their executable without its version.
 var interpreters = map[string]interpreter{
@@ -278,19 +278,38 @@ func (w *commandWalker) lookup(what, name string) {
 // interpreted follows an interpreter's script, or its code string.
 func (w *commandWalker) interpreted(in interpreter, argv []string, depth int) {
 	args := argv[min(1, len(argv)):]
+	// A shell's -c is a flag among its options (sh -c -e 'cmd', sh -ec
+	// -- 'cmd'): its first operand is then the string.
+	inline := false
+	operand := func(a string) {
+		switch {
+		case inline:
+			w.shellString(a, depth)
+		case in.codeOperand:
+		case filepath.IsAbs(a):
+			w.add(w.hook+" script", a)
+		}
+	}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch {
-		case a == "--" || a == "-":
-			if a == "--" && i+1 < len(args) {
+		case a == "--":
+			if i+1 < len(args) {
+				operand(args[i+1])
+			}
+			return
+		case a == "-":
+			return // the script is its stdin
+		case in.shell && isShortCluster(a) && strings.ContainsRune(a, 'c'):
+			inline = true
+		case slices.Contains(in.inline, a):
+			return // python -c CODE, -m MODULE
+		case in.shell && (a == "--rcfile" || a == "--init-file"):
+			// bash runs the file before anything else.
+			if i+1 < len(args) && filepath.IsAbs(args[i+1]) {
 				w.add(w.hook+" script", args[i+1])
 			}
-			return
-		case slices.Contains(in.inline, a), in.shell && isShortCluster(a) && strings.ContainsRune(a, 'c'):
-			if in.shell && i+1 < len(args) {
-				w.shellString(args[i+1], depth)
-			}
-			return
+			i++
 		case slices.Contains(in.scriptOpts, a):
 			if i+1 < len(args) && filepath.IsAbs(args[i+1]) {
 				w.add(w.hook+" script", args[i+1])
@@ -299,12 +318,8 @@ func (w *commandWalker) interpreted(in interpreter, argv []string, depth int) {
 		case slices.Contains(in.withArg, a):
 			i++
 		case strings.HasPrefix(a, "-"), in.shell && strings.HasPrefix(a, "+"):
-		case in.codeOperand:
-			return
 		default:
-			if filepath.IsAbs(a) {
-				w.add(w.hook+" script", a)
-			}
+			operand(a)
 			return
 		}
 	}

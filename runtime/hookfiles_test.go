@@ -144,6 +144,10 @@ func TestHookCommandFiles(t *testing.T) {
 		{"command substitution runs", []string{"/bin/sh", "-c", "x=$(/srv/data/gen) && `/srv/data/gen2`"}, nil, []string{"/srv/data/gen", "/srv/data/gen2"}, nil},
 		{"if and then run", []string{"/bin/sh", "-c", "if /srv/data/check; then '/srv/data/act'; fi"}, nil, []string{"/srv/data/check", "/srv/data/act"}, nil},
 		{"eval runs its string", []string{"/bin/sh", "-c", `eval "/srv/data/x"`}, nil, []string{"/srv/data/x"}, nil},
+		{"sh -c with options after it, and --", []string{"/bin/bash", "-c", "-e", "--", "/srv/data/x"}, nil, []string{"/srv/data/x"}, nil},
+		{"bash --rcfile runs its file", []string{"/bin/bash", "--rcfile", "/srv/data/rc", "-i"}, nil, []string{"/srv/data/rc"}, nil},
+		{"sh -- script", []string{"/bin/sh", "--", "/srv/data/x.sh"}, nil, []string{"/srv/data/x.sh"}, nil},
+		{"python -c's code is no file", []string{"/usr/bin/python3", "-c", "/srv/data/x"}, nil, nil, []string{"/srv/data/x"}},
 		{"sh -c inside sh -c", []string{"/bin/sh", "-c", `sh -c '/srv/data/x'`}, nil, []string{"/srv/data/x"}, nil},
 	}
 	for _, tt := range tests {
