@@ -71,6 +71,14 @@ func TestHookWritableByContainerRefused(t *testing.T) {
 		{"a command found through the hook's PATH", func(t *testing.T, dir, _ string) (*specs.Hooks, string) {
 			return &specs.Hooks{Poststop: []specs.Hook{{Path: "/bin/sh", Args: []string{"sh", "-c", "cleanup-tool || true"}, Env: []string{"PATH=" + dir + ":/usr/bin:/bin"}}}}, ""
 		}, `printf '#!/bin/sh\ntouch MARKER\n' > /hk/cleanup-tool; chmod +x /hk/cleanup-tool`, true, false},
+		{"the interpreter #!/usr/bin/env finds through the hook's PATH", func(t *testing.T, dir, _ string) (*specs.Hooks, string) {
+			safe := filepath.Join(filepath.Dir(dir), "safe")
+			if err := os.MkdirAll(safe, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			writeExec(t, filepath.Join(safe, "hook"), "#!/usr/bin/env hookshell\ntrue\n")
+			return &specs.Hooks{Poststop: []specs.Hook{{Path: filepath.Join(safe, "hook"), Env: []string{"PATH=" + dir + ":/usr/bin:/bin"}}}}, ""
+		}, `printf '#!/bin/sh\ntouch MARKER\n' > /hk/hookshell; chmod +x /hk/hookshell`, true, false},
 		{"a hook in a writable root filesystem", func(t *testing.T, _, _ string) (*specs.Hooks, string) {
 			root := clientRootfs(t, t.TempDir())
 			writeExec(t, filepath.Join(root, "hook.sh"), "#!/bin/sh\ntrue\n")

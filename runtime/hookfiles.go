@@ -214,11 +214,9 @@ func (w *commandWalker) command(name string, argv []string, depth int) {
 	switch {
 	case filepath.IsAbs(name):
 		w.add(what, name)
-		if interp := shebang(name); interp != "" {
-			w.add(w.hook+" interpreter (#!)", interp)
-		}
+		w.interpreter(name, depth)
 	case depth > 0 && !strings.Contains(name, "/") && !isShellWord(name):
-		w.lookup(what, name)
+		w.lookup(what, name, depth)
 	}
 	base := interpreterName(name)
 	switch name {
@@ -242,6 +240,26 @@ func (w *commandWalker) command(name string, argv []string, depth int) {
 	}
 }
 
+// interpreter follows the #! line of the file at p as the kernel runs
+// it: the interpreter, given its one argument and p. Its own operand is p
+// itself, named already; what an interpreter such as env then runs
+// (#!/usr/bin/env bash: bash, found through PATH) is followed too.
+func (w *commandWalker) interpreter(p string, depth int) {
+	interp, arg := shebang(p)
+	if interp == "" || depth >= maxCommandDepth {
+		return
+	}
+	w.add(w.hook+" interpreter (#!)", interp)
+	argv := []string{interp}
+	if arg != "" {
+		argv = append(argv, arg)
+	}
+	w.interpreter(interp, depth+1)
+	if wr, ok := wrappers[filepath.Base(interp)]; ok {
+		w.wrapped(wr, append(argv, p), depth+1)
+	}
+}
+
 // isShellWord says whether name is a shell builtin or keyword that runs
 // nothing from a file by that name.
 func isShellWord(name string) bool {
@@ -256,7 +274,7 @@ func isShellWord(name string) bool {
 // lookup names each place in PATH where a file called name would be run
 // instead of the one found now: every directory up to the one that has
 // it, or every one when none has.
-func (w *commandWalker) lookup(what, name string) {
+func (w *commandWalker) lookup(what, name string, depth int) {
 	for _, dir := range filepath.SplitList(w.path) {
 		if !filepath.IsAbs(dir) {
 			continue
@@ -267,9 +285,7 @@ func (w *commandWalker) lookup(what, name string) {
 		p := filepath.Join(dir, name)
 		w.add(what+" "+name+" (through PATH)", p)
 		if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
-			if interp := shebang(p); interp != "" {
-				w.add(w.hook+" interpreter (#!)", interp)
-			}
+			w.interpreter(p, depth)
 			return
 		}
 	}
@@ -354,6 +370,14 @@ func (w *commandWalker) wrapped(wr wrapper, argv []string, depth int) {
 		case (a == "-S" || a == "--split-string") && slices.Contains(wr.withArg, a) && i+1 < len(args):
 			// env -S 'sh /data/x.sh': the string is the command line.
 			rest := append(strings.Fields(args[i+1]), args[i+2:]...)
+			if len(rest) > 0 {
+				w.command(rest[0], rest, depth+1)
+			}
+			return
+		case strings.HasPrefix(a, "-S") && slices.Contains(wr.withArg, "-S"):
+			// #!/usr/bin/env -S bash -x: the kernel passes "-S bash -x"
+			// as one argument.
+			rest := append(strings.Fields(a[2:]), args[i+1:]...)
 			if len(rest) > 0 {
 				w.command(rest[0], rest, depth+1)
 			}
@@ -532,31 +556,32 @@ func realAsFar(p string) string {
 	}
 }
 
-// shebang is the interpreter the #! line of the regular file at p names,
-// "" if none. Opened without blocking and read only if regular: a FIFO
-// put at a hook's path must not hang the create that looks at it.
-func shebang(p string) string {
+// shebang is the interpreter the #! line of the regular file at p names
+// and its one optional argument (the kernel passes the rest of the line
+// whole), "" if none. Opened without blocking and read only if regular:
+// a FIFO put at a hook's path must not hang the create that looks at it.
+func shebang(p string) (interp, arg string) {
 	if !filepath.IsAbs(p) {
-		return ""
+		return "", ""
 	}
 	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return ""
+		return "", ""
 	}
 	defer f.Close()
 	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return ""
+		return "", ""
 	}
 	buf := make([]byte, 256)
 	n, _ := io.ReadFull(f, buf)
 	line, _, _ := bytes.Cut(buf[:n], []byte{'\n'})
 	rest, ok := bytes.CutPrefix(line, []byte("#!"))
 	if !ok {
-		return ""
+		return "", ""
 	}
-	fields := strings.Fields(string(rest))
-	if len(fields) == 0 {
-		return ""
+	interp, arg, _ = strings.Cut(strings.TrimLeft(string(rest), " \t"), " ")
+	if i := strings.IndexByte(interp, '\t'); i >= 0 {
+		interp, arg = interp[:i], interp[i+1:]+" "+arg
 	}
-	return fields[0]
+	return interp, strings.TrimSpace(arg)
 }

@@ -112,6 +112,14 @@ func TestHookCommandFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := "PATH=/srv/data/bin:" + bin + ":/srv/data/later"
+	envScript := filepath.Join(dir, "env-hook.sh")
+	if err := os.WriteFile(envScript, []byte("#!/usr/bin/env hookshell\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	splitScript := filepath.Join(dir, "split-hook.sh")
+	if err := os.WriteFile(splitScript, []byte("#!/usr/bin/env -S hookshell -e\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name    string
 		args    []string
@@ -148,6 +156,10 @@ func TestHookCommandFiles(t *testing.T) {
 		{"bash --rcfile runs its file", []string{"/bin/bash", "--rcfile", "/srv/data/rc", "-i"}, nil, []string{"/srv/data/rc"}, nil},
 		{"sh -- script", []string{"/bin/sh", "--", "/srv/data/x.sh"}, nil, []string{"/srv/data/x.sh"}, nil},
 		{"python -c's code is no file", []string{"/usr/bin/python3", "-c", "/srv/data/x"}, nil, nil, []string{"/srv/data/x"}},
+		{"#!/usr/bin/env NAME finds NAME through the hook's PATH", []string{envScript}, []string{path},
+			[]string{"/usr/bin/env", "/srv/data/bin/hookshell", filepath.Join(bin, "hookshell"), "/srv/data/later/hookshell"}, nil},
+		{"#!/usr/bin/env -S NAME ARG, one argument", []string{splitScript}, []string{path},
+			[]string{"/usr/bin/env", "/srv/data/bin/hookshell"}, nil},
 		{"sh -c inside sh -c", []string{"/bin/sh", "-c", `sh -c '/srv/data/x'`}, nil, []string{"/srv/data/x"}, nil},
 	}
 	for _, tt := range tests {
