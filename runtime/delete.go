@@ -79,7 +79,7 @@ func (r *Runtime) deleteWithoutRecordLocked(id string, held Container, force boo
 			// A record that cannot be read, and no container of the
 			// backend's: what the directory holds says nothing trusted
 			// about where processes of it might run; keep it.
-			return recErr
+			return fmt.Errorf("delete %q: %w, and the backend has no container of that id: nothing trusted says where processes of it may run; check that none do, then remove %s", id, recErr, r.Store.dir(id))
 		}
 		_ = r.Store.removeLocked(id)
 		if force {
