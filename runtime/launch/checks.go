@@ -807,3 +807,164 @@ func cleanAll(paths []string) []string {
 	}
 	return out
 }
+
+// setIDModeCalls are the calls whose mode can make a set-id file, with the
+// index of the mode and, for the opens, of the flags (-1 when the call
+// always takes its mode).
+var setIDModeCalls = []struct {
+	name        string
+	mode, flags uint
+	opens       bool
+}{
+	{name: "chmod", mode: 1}, {name: "fchmod", mode: 1}, {name: "fchmodat", mode: 2}, {name: "fchmodat2", mode: 2},
+	{name: "creat", mode: 1}, {name: "mknod", mode: 1}, {name: "mknodat", mode: 2},
+	{name: "open", mode: 2, flags: 1, opens: true}, {name: "openat", mode: 3, flags: 2, opens: true},
+}
+
+const (
+	setIDBits   = 0o6000             // S_ISUID | S_ISGID
+	openCreates = 0o100 | 0o20000000 // O_CREAT | __O_TMPFILE
+)
+
+// setIDUnguarded lists the calls sc lets set a set-id mode: a permissive
+// default, or a permissive rule (allow, log, trace, notify) naming the
+// call without a condition that holds only for a mode with no set-id bit
+// (or, for the opens, only when nothing is created); openat2 permitted at
+// all. Several conditions on one argument are alternatives (runc makes a
+// rule of each), so a guard counts only as its argument's sole condition.
+func setIDUnguarded(sc *specs.LinuxSeccomp) []string {
+	if sc == nil {
+		return []string{"every call (no seccomp filter)"}
+	}
+	var out []string
+	permits := func(a specs.LinuxSeccompAction) bool { return !denyActions[a] }
+	named := func(name string) []specs.LinuxSyscall {
+		var rules []specs.LinuxSyscall
+		for _, r := range sc.Syscalls {
+			if slices.Contains(r.Names, name) {
+				rules = append(rules, r)
+			}
+		}
+		return rules
+	}
+	// refused: a rule refuses the call whatever its arguments.
+	refused := func(rules []specs.LinuxSyscall) bool {
+		return slices.ContainsFunc(rules, func(r specs.LinuxSyscall) bool { return !permits(r.Action) && len(r.Args) == 0 })
+	}
+	for _, c := range setIDModeCalls {
+		rules := named(c.name)
+		open := false
+		switch {
+		case refused(rules):
+		case permits(sc.DefaultAction):
+			// A call no rule matches falls to the default: a guard on
+			// an allow rule then only says which calls are allowed
+			// twice.
+			open = true
+		default:
+			for _, r := range rules {
+				if permits(r.Action) && !soleGuard(r.Args, c.mode, modeGuard) && !(c.opens && soleGuard(r.Args, c.flags, createsNothing)) {
+					open = true
+				}
+			}
+		}
+		if open {
+			out = append(out, c.name)
+		}
+	}
+	rules := named("openat2")
+	if !refused(rules) && (permits(sc.DefaultAction) || slices.ContainsFunc(rules, func(r specs.LinuxSyscall) bool { return permits(r.Action) })) {
+		out = append(out, "openat2")
+	}
+	return out
+}
+
+// soleGuard says whether args hold exactly one condition on argument
+// index, and it passes guard.
+func soleGuard(args []specs.LinuxSeccompArg, index uint, guard func(specs.LinuxSeccompArg) bool) bool {
+	var on []specs.LinuxSeccompArg
+	for _, a := range args {
+		if a.Index == index {
+			on = append(on, a)
+		}
+	}
+	return len(on) == 1 && guard(on[0])
+}
+
+// modeGuard: every mode the condition lets through has no set-id bit.
+func modeGuard(a specs.LinuxSeccompArg) bool {
+	switch a.Op {
+	case specs.OpEqualTo:
+		return a.Value&setIDBits == 0
+	case specs.OpMaskedEqual:
+		return a.Value&setIDBits == setIDBits && a.ValueTwo&setIDBits == 0
+	case specs.OpLessThan:
+		return a.Value <= 0o2000
+	case specs.OpLessEqual:
+		return a.Value < 0o2000
+	}
+	return false
+}
+
+// createsNothing: every flags value the condition lets through has
+// neither O_CREAT nor O_TMPFILE, so the mode is not read.
+func createsNothing(a specs.LinuxSeccompArg) bool {
+	switch a.Op {
+	case specs.OpEqualTo:
+		return a.Value&openCreates == 0
+	case specs.OpMaskedEqual:
+		return a.Value&openCreates == openCreates && a.ValueTwo&openCreates == 0
+	}
+	return false
+}
+
+// writesAsDiskRoot reports whether bind m is id-mapped so that an id s's
+// container holds is on-disk root there (uid or gid 0): what it makes in
+// the bind is root's on the host. idmap and ridmap without mappings of
+// their own reuse the container's, whose root is then on-disk root.
+func writesAsDiskRoot(m specs.Mount, s *specs.Spec) bool {
+	if len(m.UIDMappings)+len(m.GIDMappings) == 0 {
+		return slices.Contains(m.Options, "idmap") || slices.Contains(m.Options, "ridmap")
+	}
+	if s.Linux == nil {
+		return true
+	}
+	return diskRootHeld(m.UIDMappings, s.Linux.UIDMappings) || diskRootHeld(m.GIDMappings, s.Linux.GIDMappings)
+}
+
+// diskRootHeld: the mount's mappings send on-disk id 0 to a host id the
+// container's mappings hold.
+func diskRootHeld(mount, container []specs.LinuxIDMapping) bool {
+	for _, a := range mount {
+		if a.ContainerID != 0 || a.Size == 0 {
+			continue
+		}
+		for _, b := range container {
+			if uint64(a.HostID) >= uint64(b.HostID) && uint64(a.HostID) < uint64(b.HostID)+uint64(b.Size) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// hostRootWrites lists the host paths s's container writes as host root:
+// each read-write bind (one id-mapped so that on-disk root is an id it
+// holds, or any, when no user namespace keeps host root unmapped) and a
+// writable root filesystem.
+func hostRootWrites(s *specs.Spec) []string {
+	unmapped := hostRootUnmapped(s)
+	var out []string
+	for _, m := range s.Mounts {
+		if !isBind(m) || readOnly(m) {
+			continue
+		}
+		if !unmapped || writesAsDiskRoot(m, s) {
+			out = append(out, fmt.Sprintf("the read-write bind of %s at %s", m.Source, m.Destination))
+		}
+	}
+	if !unmapped && s.Root != nil && !s.Root.Readonly {
+		out = append(out, "the writable root filesystem "+s.Root.Path)
+	}
+	return out
+}

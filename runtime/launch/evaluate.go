@@ -564,6 +564,11 @@ func checkStrict(s *specs.Spec, host Host, floor *Floor, v *violations) {
 	if w := writableKernelMounts(s); len(w) > 0 {
 		v.add(RuleStrictKernelWritable, "kernel filesystems writable as host root: %s", strings.Join(w, ", "))
 	}
+	if w := hostRootWrites(s); len(w) > 0 {
+		if calls := setIDUnguarded(s.Linux.Seccomp); len(calls) > 0 {
+			v.add(RuleStrictSetIDWrites, "host root writes %s, and the seccomp filter lets %s set a set-id mode", strings.Join(w, ", "), strings.Join(calls, ", "))
+		}
+	}
 	if other := otherMounts(s); len(other) > 0 {
 		v.add(RuleStrictMountTypes, "mounts of other filesystems: %s", strings.Join(other, ", "))
 	}

@@ -251,6 +251,41 @@ func TestEvaluate(t *testing.T) {
 			s.Linux.UIDMappings = []specs.LinuxIDMapping{{ContainerID: 0, HostID: 1000, Size: 1}}
 			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/etc", Type: "bind", Source: "/etc", Options: []string{"bind", "ro"}})
 		}, req: strictReq, level: Strict},
+		{name: "strict: host root writes a bind, and its filter allows chmod whatever the mode", edit: func(s *specs.Spec) {
+			s.Linux.Seccomp.Syscalls = append(s.Linux.Seccomp.Syscalls, specs.LinuxSyscall{Names: []string{"chmod", "fchmodat"}, Action: specs.ActAllow})
+			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/out", Type: "bind", Source: "/srv/out", Options: []string{"bind", "rw"}})
+		}, req: strictReq, rules: []RuleID{RuleStrictSetIDWrites}, level: Strict,
+			check: func(t *testing.T, d *Decision) {
+				if got := d.Violations[0].Detail; !strings.Contains(got, "/srv/out") || !strings.Contains(got, "chmod, fchmodat") {
+					t.Errorf("detail %q", got)
+				}
+			}},
+		{name: "strict: host root in a writable rootfs, openat2 allowed", edit: func(s *specs.Spec) {
+			s.Root.Readonly = false
+			s.Linux.Seccomp.Syscalls = append(s.Linux.Seccomp.Syscalls, specs.LinuxSyscall{Names: []string{"openat2"}, Action: specs.ActAllow})
+		}, req: strictReq, rules: []RuleID{RuleStrictSetIDWrites}, level: Strict},
+		{name: "strict: the same bind with chmod guarded by its mode passes", edit: func(s *specs.Spec) {
+			s.Linux.Seccomp.Syscalls = append(s.Linux.Seccomp.Syscalls, specs.LinuxSyscall{Names: []string{"chmod"}, Action: specs.ActAllow,
+				Args: []specs.LinuxSeccompArg{{Index: 1, Value: 0o6000, ValueTwo: 0, Op: specs.OpMaskedEqual}}})
+			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/out", Type: "bind", Source: "/srv/out", Options: []string{"bind", "rw"}})
+		}, req: strictReq, level: Strict},
+		{name: "strict: the same bind in a user namespace without host root passes", edit: func(s *specs.Spec) {
+			inUserns(s)
+			s.Linux.Seccomp.Syscalls = append(s.Linux.Seccomp.Syscalls, specs.LinuxSyscall{Names: []string{"chmod"}, Action: specs.ActAllow})
+			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/out", Type: "bind", Source: "/srv/out", Options: []string{"bind", "rw"}})
+		}, req: strictReq, level: Strict},
+		{name: "strict: a bind id-mapped onto the container's root is host root's again", edit: func(s *specs.Spec) {
+			inUserns(s)
+			s.Linux.Seccomp.Syscalls = append(s.Linux.Seccomp.Syscalls, specs.LinuxSyscall{Names: []string{"chmod"}, Action: specs.ActAllow})
+			onto := []specs.LinuxIDMapping{{ContainerID: 0, HostID: 100000, Size: 1}}
+			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/out", Type: "bind", Source: "/srv/out", Options: []string{"bind", "rw"}, UIDMappings: onto, GIDMappings: onto})
+		}, req: strictReq, rules: []RuleID{RuleStrictSetIDWrites}, level: Strict},
+		{name: "strict: a bind id-mapped onto other ids than on-disk root passes", edit: func(s *specs.Spec) {
+			inUserns(s)
+			s.Linux.Seccomp.Syscalls = append(s.Linux.Seccomp.Syscalls, specs.LinuxSyscall{Names: []string{"chmod"}, Action: specs.ActAllow})
+			onto := []specs.LinuxIDMapping{{ContainerID: 1000, HostID: 100000, Size: 1}}
+			s.Mounts = append(s.Mounts, specs.Mount{Destination: "/out", Type: "bind", Source: "/srv/out", Options: []string{"bind", "rw"}, UIDMappings: onto, GIDMappings: onto})
+		}, req: strictReq, level: Strict},
 		{name: "strict: real-time scheduling, a negative nice and real-time I/O", edit: func(s *specs.Spec) {
 			s.Process.Scheduler = &specs.Scheduler{Policy: specs.SchedFIFO, Priority: 99, Nice: -20}
 			s.Process.IOPriority = &specs.LinuxIOPriority{Class: specs.IOPRIO_CLASS_RT}

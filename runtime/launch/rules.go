@@ -84,6 +84,7 @@ const (
 	RuleStrictReadonly       RuleID = "strict.readonly.default"
 	RuleStrictKernelMounts   RuleID = "strict.mounts.kernel"
 	RuleStrictKernelWritable RuleID = "strict.mounts.kernel-writable"
+	RuleStrictSetIDWrites    RuleID = "strict.host-writes.setid"
 	RuleStrictMountTypes     RuleID = "strict.mounts.type"
 	RuleStrictNetDevices     RuleID = "strict.netdevices"
 	RuleStrictRootfs         RuleID = "strict.rootfs.host"
@@ -165,6 +166,7 @@ var Rules = []Rule{
 	{RuleStrictReadonly, "strict", KindLevel, "linux.readonlyPaths has at least /proc/bus, /proc/fs, /proc/irq, /proc/sys, /proc/sysrq-trigger", "add the missing paths"},
 	{RuleStrictKernelMounts, "strict", KindLevel, "no proc, sysfs, cgroup, cgroup2, devpts or mqueue mount beyond the standard ones (/proc, /sys, /sys/fs/cgroup, /dev/pts, /dev/mqueue)", "remove the extra mounts"},
 	{RuleStrictKernelWritable, "strict", KindLevel, "sysfs and cgroup mounts read-only, unless a user namespace keeps host root unmapped: their files are root's, so host root writes the host's kernel settings through /sys and its own limits through /sys/fs/cgroup", "mount them with ro, or give the container a user namespace that does not map host root"},
+	{RuleStrictSetIDWrites, "strict", KindLevel, "a container that writes host paths as host root (a read-write bind or a writable root filesystem, with no user namespace that keeps host root unmapped, or a bind id-mapped onto ids it holds) has a seccomp filter that refuses set-id modes: chmod, fchmod, fchmodat, fchmodat2, creat, open, openat, mknod and mknodat permitted only when the mode has neither S_ISUID nor S_ISGID (open and openat also when they create nothing), and openat2 (its mode sits in a struct a filter cannot read) not at all; the files it leaves there are host root's, and a set-uid one runs as root for whoever on the host runs it", "use vetto's seccomp profile (vetto-runtime spec --profile writes it; its set-id rules are the guard), give the container a user namespace that does not map host root, or make the binds and the root filesystem read-only"},
 	{RuleStrictMountTypes, "strict", KindLevel, "no mount but binds, tmpfs and the standard kernel filesystems: the runtime mounts as root before the container starts, so a disk by its device, an overlay of host directories, devtmpfs, binfmt_misc (a handler the host runs for everyone), debugfs, tracefs, bpf, securityfs, efivarfs reach the host", "remove the mount, or bind a directory made for the container"},
 	{RuleStrictNetDevices, "strict", KindLevel, "no host network interface moved into the container (linux.netDevices): the host loses it, a virtual one for good, and the container gets the host's network whatever its network mode", "remove linux.netDevices"},
 	{RuleStrictRootfs, "strict", KindLevel, "root.path is not the host's root, its kernel, device or secret trees, the whole /home, the run directory or a runtime's state directory, nor a system tree (/etc, /usr, …) writable or readable as host root", "use a root filesystem made for the container"},
