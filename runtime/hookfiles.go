@@ -33,19 +33,23 @@ import (
 //     (its env's, else the shells' default): each PATH directory up to the
 //     one that has it, or all of them, is where a file of that name would
 //     run, so each such place is named.
+//   - A script's #! line is followed as the kernel runs it: the
+//     interpreter, given its one argument and the script (#!/usr/bin/env
+//     bash runs bash, found through PATH).
 //
 // Relative paths with a slash (./x.sh) depend on the directory the hook
 // runs in and are named nowhere; nor is what a variable expands to.
 
 // interpreter is how a program that runs a script takes it.
 type interpreter struct {
-	// inline are the options whose argument is code as a string (sh -c,
-	// python -c), or a module to import (python -m): no script file.
+	// inline are the options whose argument is code as a string (python
+	// -c, perl -e), or a module to import (python -m): no script file.
 	inline []string
 	// withArg are the options that take the next argument as theirs.
 	withArg []string
-	// shell: the string an inline option gives is shell, whose commands
-	// are followed; a cluster of short options with c in it (-ec) is -c.
+	// shell: a shell's -c (alone or in a cluster, -ec) is a flag that
+	// makes its first operand a string of shell, whose commands are
+	// followed.
 	shell bool
 	// scriptOpts are the options whose argument is a script file (awk
 	// -f); codeOperand: without one, the first operand is code, not a
