@@ -248,6 +248,11 @@ func (h *host) newRuntime(c *ucli.Context) (*runtime.Runtime, error) {
 		return nil, err
 	}
 	r.Store.Evidence = r.Config.Evidence()
+	if p := c.String("log"); p != "" && !strings.HasPrefix(p, "/dev/") && !strings.HasPrefix(p, "/proc/self/fd/") {
+		if r.LogPath, err = filepath.Abs(p); err != nil {
+			return nil, err
+		}
+	}
 	r.Environ = os.Environ()
 	if p := c.String("audit-log"); p != "" {
 		if r.Store.AuditLog, err = filepath.Abs(p); err != nil {

@@ -236,6 +236,19 @@ func TestOperatorConfigWritableByContainerRefused(t *testing.T) {
 	if r.code != 125 || !strings.Contains(r.stderr, "audit log") || !strings.Contains(r.stderr, "[bundle.runtime-state-writable]") {
 		t.Errorf("run with --audit-log in a writable bind: %s; want exit 125 naming the audit log", r)
 	}
+	// The runtime's --log is the error line containerd and podman read
+	// back after a failure: the container would write it for them.
+	logFile := filepath.Join(dir, "log.json")
+	bundle = e.bundle([]string{"sh", "-c", `echo '{"level":"error","msg":"the runtime says: all is well"}' >> /cfg/log.json`}, func(s *specs.Spec) {
+		s.Mounts = append(s.Mounts, specs.Mount{Destination: "/cfg", Type: "bind", Source: dir, Options: []string{"bind", "rw"}})
+	})
+	r = e.vetto("--log", logFile, "--log-format", "json", "run", "--bundle", bundle, e.id())
+	if r.code != 125 {
+		got, _ := os.ReadFile(logFile)
+		t.Errorf("run with --log in a writable bind: %s; the log now reads %q", r, got)
+	} else if got, _ := os.ReadFile(logFile); !strings.Contains(string(got), "[bundle.runtime-state-writable]") || !strings.Contains(string(got), " log ") {
+		t.Errorf("run with --log in a writable bind: the log reads %q; want the refusal naming the log", got)
+	}
 }
 
 // The attack: the pid file a client (containerd's shim, conmon) reads to

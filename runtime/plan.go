@@ -219,6 +219,10 @@ func (r *Runtime) launchHost(id, bundle string, s *specs.Spec, systemd bool) (la
 	if r.Store.AuditLog != "" {
 		h.AuditLog = realAsFar(r.Store.AuditLog)
 	}
+	if r.LogPath != "" {
+		h.Log = realAsFar(r.LogPath)
+		h.ExecutableLinks = append(h.ExecutableLinks, symlinksOnPath("log", r.LogPath)...)
+	}
 	return h, nil
 }
 

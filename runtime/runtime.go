@@ -21,6 +21,11 @@ type Runtime struct {
 	// not: a container that could write it would set the next launch's
 	// floor.
 	ConfigPath string
+	// LogPath is the runtime's log file (--log), "" for none or for a
+	// descriptor (/dev/stderr, /proc/self/fd/N): the error line a client
+	// (containerd, podman) reads back after a failure, and a file the
+	// runtime appends to as root.
+	LogPath string
 	// Environ is the runtime's environment, scanned for VETTO_* overrides.
 	Environ []string
 	// Launchf prints the launch line (stderr, or the log).

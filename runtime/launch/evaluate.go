@@ -82,7 +82,7 @@ type Host struct {
 	// by (a client's /usr/local/bin/runc pointing at it), each as the
 	// entry of its directory: repointed, the client's next call runs
 	// something else, as root. The symlinks on the way to the pid file
-	// are here too: repointed, the file is written elsewhere.
+	// and the log are here too: repointed, the file is written elsewhere.
 	ExecutableLinks []HookFile
 	// PidFile is the file create writes the init's pid to (--pid-file),
 	// there or not, its symlinks resolved as far as it exists, "" for
@@ -95,6 +95,10 @@ type Host struct {
 	Floor string
 	// AuditLog is the extra audit log (--audit-log), "" for none.
 	AuditLog string
+	// Log is the runtime's log file (--log), there or not, "" for none:
+	// the error line a client reads back, which the container would
+	// write for it.
+	Log string
 	// HookFiles are the host files the spec's hooks run or read, symlinks
 	// resolved: what the runtime will run, as root, on the host.
 	HookFiles []HookFile
@@ -443,7 +447,7 @@ func unifiedInterface(unified map[string]string, v *violations) {
 // runtime runs hooks on the host as root (poststop after the container is
 // gone): a container that rewrites one runs its code there.
 func selfWritable(s *specs.Spec, host Host, v *violations) {
-	runtimeDirs := []struct{ what, p string }{{"state root", host.StateRoot}, {"evidence directory", host.Evidence}, {"executable", host.Executable}, {"operator config", host.Floor}, {"audit log", host.AuditLog}, {"pid file", host.PidFile}}
+	runtimeDirs := []struct{ what, p string }{{"state root", host.StateRoot}, {"evidence directory", host.Evidence}, {"executable", host.Executable}, {"operator config", host.Floor}, {"audit log", host.AuditLog}, {"pid file", host.PidFile}, {"log", host.Log}}
 	unmapped := hostRootUnmapped(s)
 	for _, m := range s.Mounts {
 		if !isBind(m) || readOnly(m) {
