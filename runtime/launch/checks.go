@@ -391,14 +391,20 @@ func hostRootUnmapped(s *specs.Spec) bool {
 // in that mount the container acts as them, whatever its user namespace
 // keeps unmapped. The idmap and ridmap options without mappings of their
 // own reuse the container's, which map on-disk root to its root.
-func idMappedOnto(m specs.Mount, s *specs.Spec) bool {
+func idMappedOnto(m specs.Mount, s *specs.Spec) bool { return idMappedBy(m, s, rangesMeet) }
+
+// idMappedBy reports whether bind m is id-mapped and meets holds of its
+// uid or gid mappings against the container's. The idmap and ridmap
+// options without mappings of their own reuse the container's, which map
+// on-disk root to its root: every such question is yes.
+func idMappedBy(m specs.Mount, s *specs.Spec, meets func(mount, container []specs.LinuxIDMapping) bool) bool {
 	if len(m.UIDMappings)+len(m.GIDMappings) == 0 {
 		return slices.Contains(m.Options, "idmap") || slices.Contains(m.Options, "ridmap")
 	}
 	if s.Linux == nil {
 		return true
 	}
-	return rangesMeet(m.UIDMappings, s.Linux.UIDMappings) || rangesMeet(m.GIDMappings, s.Linux.GIDMappings)
+	return meets(m.UIDMappings, s.Linux.UIDMappings) || meets(m.GIDMappings, s.Linux.GIDMappings)
 }
 
 // rangesMeet reports whether a mount's mappings send an on-disk id to a
@@ -920,17 +926,8 @@ func createsNothing(a specs.LinuxSeccompArg) bool {
 
 // writesAsDiskRoot reports whether bind m is id-mapped so that an id s's
 // container holds is on-disk root there (uid or gid 0): what it makes in
-// the bind is root's on the host. idmap and ridmap without mappings of
-// their own reuse the container's, whose root is then on-disk root.
-func writesAsDiskRoot(m specs.Mount, s *specs.Spec) bool {
-	if len(m.UIDMappings)+len(m.GIDMappings) == 0 {
-		return slices.Contains(m.Options, "idmap") || slices.Contains(m.Options, "ridmap")
-	}
-	if s.Linux == nil {
-		return true
-	}
-	return diskRootHeld(m.UIDMappings, s.Linux.UIDMappings) || diskRootHeld(m.GIDMappings, s.Linux.GIDMappings)
-}
+// the bind is root's on the host.
+func writesAsDiskRoot(m specs.Mount, s *specs.Spec) bool { return idMappedBy(m, s, diskRootHeld) }
 
 // diskRootHeld: the mount's mappings send on-disk id 0 to a host id the
 // container's mappings hold.
