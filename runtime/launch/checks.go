@@ -869,7 +869,7 @@ func setIDUnguarded(sc *specs.LinuxSeccomp) []string {
 			open = true
 		default:
 			for _, r := range rules {
-				if permits(r.Action) && !soleGuard(r.Args, c.mode, modeGuard) && !(c.opens && soleGuard(r.Args, c.flags, createsNothing)) {
+				if permits(r.Action) && !soleGuard(r.Args, c.mode, setIDBits) && !(c.opens && soleGuard(r.Args, c.flags, openCreates)) {
 					open = true
 				}
 			}
@@ -886,40 +886,31 @@ func setIDUnguarded(sc *specs.LinuxSeccomp) []string {
 }
 
 // soleGuard says whether args hold exactly one condition on argument
-// index, and it passes guard.
-func soleGuard(args []specs.LinuxSeccompArg, index uint, guard func(specs.LinuxSeccompArg) bool) bool {
+// index, and it lets through only values without any of bits.
+func soleGuard(args []specs.LinuxSeccompArg, index uint, bits uint64) bool {
 	var on []specs.LinuxSeccompArg
 	for _, a := range args {
 		if a.Index == index {
 			on = append(on, a)
 		}
 	}
-	return len(on) == 1 && guard(on[0])
+	return len(on) == 1 && lacks(on[0], bits)
 }
 
-// modeGuard: every mode the condition lets through has no set-id bit.
-func modeGuard(a specs.LinuxSeccompArg) bool {
+// lacks says whether every value condition a lets through has none of
+// bits: equal to a value without them, masked to exactly them and
+// compared with none, or below their lowest bit.
+func lacks(a specs.LinuxSeccompArg, bits uint64) bool {
+	low := bits & -bits
 	switch a.Op {
 	case specs.OpEqualTo:
-		return a.Value&setIDBits == 0
+		return a.Value&bits == 0
 	case specs.OpMaskedEqual:
-		return a.Value&setIDBits == setIDBits && a.ValueTwo&setIDBits == 0
+		return a.Value&bits == bits && a.ValueTwo&bits == 0
 	case specs.OpLessThan:
-		return a.Value <= 0o2000
+		return a.Value <= low
 	case specs.OpLessEqual:
-		return a.Value < 0o2000
-	}
-	return false
-}
-
-// createsNothing: every flags value the condition lets through has
-// neither O_CREAT nor O_TMPFILE, so the mode is not read.
-func createsNothing(a specs.LinuxSeccompArg) bool {
-	switch a.Op {
-	case specs.OpEqualTo:
-		return a.Value&openCreates == 0
-	case specs.OpMaskedEqual:
-		return a.Value&openCreates == openCreates && a.ValueTwo&openCreates == 0
+		return a.Value < low
 	}
 	return false
 }
