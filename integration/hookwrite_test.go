@@ -19,7 +19,8 @@ import (
 // interpreter of its #! line, the script an interpreter hook is given
 // (made by the container, not there at create), the command an sh -c
 // string or a wrapper (env) runs, a command found through the hook's
-// PATH, or a hook inside a writable root filesystem. The launch is
+// PATH, a file its environment has it load (BASH_ENV, LD_PRELOAD), or a
+// hook inside a writable root filesystem. The launch is
 // refused at every level (bundle.hook-writable), and nothing of the
 // container's runs on the host.
 func TestHookWritableByContainerRefused(t *testing.T) {
@@ -79,6 +80,9 @@ func TestHookWritableByContainerRefused(t *testing.T) {
 			writeExec(t, filepath.Join(safe, "hook"), "#!/usr/bin/env hookshell\ntrue\n")
 			return &specs.Hooks{Poststop: []specs.Hook{{Path: filepath.Join(safe, "hook"), Env: []string{"PATH=" + dir + ":/usr/bin:/bin"}}}}, ""
 		}, `printf '#!/bin/sh\ntouch MARKER\n' > /hk/hookshell; chmod +x /hk/hookshell`, true, false},
+		{"a file the hook's environment has it load (BASH_ENV)", func(t *testing.T, dir, _ string) (*specs.Hooks, string) {
+			return &specs.Hooks{Poststop: []specs.Hook{{Path: "/bin/bash", Args: []string{"bash", "-c", "true"}, Env: []string{"BASH_ENV=" + filepath.Join(dir, "env.sh")}}}}, ""
+		}, `printf 'touch MARKER\n' > /hk/env.sh`, true, false},
 		{"a hook in a writable root filesystem", func(t *testing.T, _, _ string) (*specs.Hooks, string) {
 			root := clientRootfs(t, t.TempDir())
 			writeExec(t, filepath.Join(root, "hook.sh"), "#!/bin/sh\ntrue\n")

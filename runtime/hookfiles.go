@@ -164,6 +164,9 @@ func hookFiles(s *specs.Spec) ([]launch.HookFile, error) {
 			if len(args) == 0 {
 				args = []string{h.Path}
 			}
+			for _, kv := range h.Env {
+				w.assign(kv)
+			}
 			w.command(h.Path, args, 0)
 			if spent > maxHookLookups {
 				return nil, Errorf(ErrInvalidInput, "%s hook %d: the hooks' command lines name more files than vetto-runtime checks for the container's write access (%d path components): put the commands in a script the hook runs", kind.name, i-1, maxHookLookups)
@@ -226,6 +229,13 @@ func (w *commandWalker) command(name string, argv []string, depth int) {
 	switch name {
 	case ".", "source":
 		base = "."
+	case "export", "readonly", "local", "declare", "typeset":
+		for _, a := range argv[1:] {
+			if isAssignment(a) {
+				w.assign(a)
+			}
+		}
+		return
 	case "eval":
 		w.shellString(strings.Join(argv[1:], " "), depth)
 		return
@@ -389,10 +399,8 @@ func (w *commandWalker) wrapped(wr wrapper, argv []string, depth int) {
 		case slices.Contains(wr.withArg, a):
 			i++
 		case strings.HasPrefix(a, "-") && a != "-":
-		case wr.assignments && strings.Contains(a, "=") && !strings.Contains(a[:strings.Index(a, "=")], "/"):
-			if v, ok := strings.CutPrefix(a, "PATH="); ok {
-				w.path = v
-			}
+		case wr.assignments && isAssignment(a):
+			w.assign(a)
 		case operands > 0:
 			operands--
 		default:
@@ -402,10 +410,63 @@ func (w *commandWalker) wrapped(wr wrapper, argv []string, depth int) {
 	}
 }
 
-// shellString follows each command a shell string runs.
+// shellString follows each command a shell string runs, with the
+// assignments before it taken as its environment.
 func (w *commandWalker) shellString(s string, depth int) {
 	for _, argv := range shellCommands(s) {
-		w.command(argv[0], argv, depth+1)
+		for len(argv) > 0 && isAssignment(argv[0]) {
+			w.assign(argv[0])
+			argv = argv[1:]
+		}
+		if len(argv) > 0 {
+			w.command(argv[0], argv, depth+1)
+		}
+	}
+}
+
+// codeEnv are the variables of an environment that name code the
+// programs of a hook load or run: a file (LD_PRELOAD, BASH_ENV), or
+// directories searched for it (LD_LIBRARY_PATH, PYTHONPATH). Such a path
+// in a directory the container writes is its code, run as root.
+var codeEnv = map[string]bool{
+	"LD_PRELOAD": true, "LD_AUDIT": true, "LD_LIBRARY_PATH": true, "GCONV_PATH": true,
+	"BASH_ENV": true, "ENV": true,
+	"PYTHONPATH": true, "PYTHONHOME": true, "PYTHONSTARTUP": true, "PYTHONUSERBASE": true,
+	"PERL5LIB": true, "PERLLIB": true, "RUBYLIB": true, "NODE_PATH": true,
+	"LUA_PATH": true, "LUA_CPATH": true,
+}
+
+// assign takes one NAME=value of a hook's environment: PATH is where its
+// commands are looked up; a codeEnv variable names each absolute path in
+// its value (lists split at colons, spaces and semicolons; a Lua pattern
+// by its directory); NODE_OPTIONS the modules its --require and --import
+// load.
+func (w *commandWalker) assign(kv string) {
+	name, value, ok := strings.Cut(kv, "=")
+	if !ok {
+		return
+	}
+	switch {
+	case name == "PATH":
+		w.path = value
+	case name == "NODE_OPTIONS":
+		f := strings.Fields(value)
+		for i := 0; i+1 < len(f); i++ {
+			if f[i] == "-r" || f[i] == "--require" || f[i] == "--import" {
+				if filepath.IsAbs(f[i+1]) {
+					w.add(w.hook+" environment's "+name, f[i+1])
+				}
+			}
+		}
+	case codeEnv[name]:
+		for _, p := range strings.FieldsFunc(value, func(r rune) bool { return r == ':' || r == ' ' || r == ';' }) {
+			if strings.Contains(p, "?") {
+				p = filepath.Dir(p) // LUA_PATH's /dir/?.lua
+			}
+			if filepath.IsAbs(p) {
+				w.add(w.hook+" environment's "+name, p)
+			}
+		}
 	}
 }
 
@@ -435,13 +496,10 @@ func shellCommands(s string) [][]string {
 			redirect = false
 			return
 		}
-		if len(cur) == 0 {
-			switch {
-			case shellKeyword(wd):
-				return
-			case isAssignment(wd):
-				return
-			}
+		// Before the command word: a keyword goes; NAME=value stays, the
+		// command's environment, for shellString to take.
+		if !slices.ContainsFunc(cur, func(w string) bool { return !isAssignment(w) }) && shellKeyword(wd) {
+			return
 		}
 		cur = append(cur, wd)
 	}

@@ -160,6 +160,15 @@ func TestHookCommandFiles(t *testing.T) {
 			[]string{"/usr/bin/env", "/srv/data/bin/hookshell", filepath.Join(bin, "hookshell"), "/srv/data/later/hookshell"}, nil},
 		{"#!/usr/bin/env -S NAME ARG, one argument", []string{splitScript}, []string{path},
 			[]string{"/usr/bin/env", "/srv/data/bin/hookshell"}, nil},
+		{"LD_PRELOAD in the hook's env", []string{"/bin/true"}, []string{"LD_PRELOAD=/srv/data/x.so /srv/lib/y.so"}, []string{"/srv/data/x.so", "/srv/lib/y.so"}, nil},
+		{"BASH_ENV: bash sources it", []string{"/bin/bash", "-c", "true"}, []string{"BASH_ENV=/srv/data/env.sh"}, []string{"/srv/data/env.sh"}, nil},
+		{"library and module search paths", []string{"/usr/bin/python3", "-c", "pass"}, []string{"LD_LIBRARY_PATH=/srv/data/lib:/usr/lib", "PYTHONPATH=/srv/data/py", "LUA_PATH=/srv/data/lua/?.lua;;"},
+			[]string{"/srv/data/lib", "/srv/data/py", "/srv/data/lua"}, nil},
+		{"NODE_OPTIONS --require", []string{"/usr/bin/node", "-e", "1"}, []string{"NODE_OPTIONS=--max-old-space-size=64 --require /srv/data/x.js"}, []string{"/srv/data/x.js"}, []string{"--max-old-space-size=64"}},
+		{"assignments before a command in a string", []string{"/bin/sh", "-c", "LD_PRELOAD=/srv/data/x.so tool; export BASH_ENV=/srv/data/e.sh"}, nil,
+			[]string{"/srv/data/x.so", "/srv/data/e.sh"}, nil},
+		{"env's assignments", []string{"/usr/bin/env", "LD_PRELOAD=/srv/data/x.so", "true"}, nil, []string{"/srv/data/x.so"}, nil},
+		{"other variables are data", []string{"/bin/true"}, []string{"OUTPUT=/srv/data/out", "HOME=/srv/data"}, nil, []string{"/srv/data/out", "/srv/data"}},
 		{"sh -c inside sh -c", []string{"/bin/sh", "-c", `sh -c '/srv/data/x'`}, nil, []string{"/srv/data/x"}, nil},
 	}
 	for _, tt := range tests {
@@ -194,7 +203,8 @@ func TestShellCommands(t *testing.T) {
 	}{
 		{"a b; c && d || e | f & g", [][]string{{"a", "b"}, {"c"}, {"d"}, {"e"}, {"f"}, {"g"}}},
 		{`a "b c" 'd e' f\ g`, [][]string{{"a", "b c", "d e", "f g"}}},
-		{"A=1 B=2 a >out 2> err <in b", [][]string{{"a", "b"}}},
+		{"A=1 B=2 a >out 2> err <in b", [][]string{{"A=1", "B=2", "a", "b"}}},
+		{"X=1; a X=2", [][]string{{"X=1"}, {"a", "X=2"}}},
 		{"if a; then b; else c; fi", [][]string{{"a"}, {"b"}, {"c"}}},
 		{"for x in a b; do c $x; done", [][]string{{"c", "$x"}}},
 		{"a # b c\nd", [][]string{{"a"}, {"d"}}},
