@@ -36,6 +36,9 @@ import (
 //   - A script's #! line is followed as the kernel runs it: the
 //     interpreter, given its one argument and the script (#!/usr/bin/env
 //     bash runs bash, found through PATH).
+//   - The hook's environment, and the assignments of its strings, can
+//     name code it loads: LD_PRELOAD, BASH_ENV, the library and module
+//     search paths (codeEnv).
 //
 // Relative paths with a slash (./x.sh) depend on the directory the hook
 // runs in and are named nowhere; nor is what a variable expands to.
